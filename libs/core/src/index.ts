@@ -1,0 +1,5 @@
+export * from "./money.ts";
+export * from "./ids.ts";
+export * from "./errors.ts";
+export * from "./config.ts";
+export * from "./log.ts";

@@ -1,0 +1,3 @@
+export * from "./db.ts";
+export { openDb } from "./open.ts";
+export { migrate } from "./migrate.ts";

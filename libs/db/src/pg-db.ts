@@ -1,0 +1,80 @@
+import pg from "pg";
+import type { Db, QueryResult, Queryable, Row } from "./db.ts";
+import { INT8_OID, parseInt8 } from "./db.ts";
+
+const types = {
+  getTypeParser: (oid: number, format?: "text" | "binary") =>
+    oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format as "text"),
+};
+
+function wrap(client: pg.Pool | pg.PoolClient): Queryable {
+  return {
+    async query<R = Row>(sql: string, params: unknown[] = []): Promise<QueryResult<R>> {
+      const result = await client.query(sql, params as unknown[]);
+      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    },
+    async exec(sql: string) {
+      await client.query(sql);
+    },
+  };
+}
+
+export function openPgDb(url: string, maxConnections = 20): Db {
+  const pool = new pg.Pool({ connectionString: url, max: maxConnections, types });
+  // An idle client losing its server is reported here; without a handler it would crash the process.
+  pool.on("error", () => {});
+  const root = wrap(pool);
+  let listener: pg.Client | null = null;
+  const handlers = new Map<string, Set<(payload: string) => void>>();
+
+  async function listenerClient(): Promise<pg.Client> {
+    if (listener) return listener;
+    const client = new pg.Client({ connectionString: url, types });
+    client.on("error", () => {
+      listener = null;
+    });
+    client.on("notification", (message) => {
+      for (const handler of handlers.get(message.channel) ?? []) handler(message.payload ?? "");
+    });
+    await client.connect();
+    listener = client;
+    return client;
+  }
+
+  return {
+    kind: "pg",
+    query: root.query,
+    exec: root.exec,
+    async tx(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        const result = await fn(wrap(client));
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async listen(channel, onPayload) {
+      const client = await listenerClient();
+      let set = handlers.get(channel);
+      if (!set) {
+        set = new Set();
+        handlers.set(channel, set);
+        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      }
+      set.add(onPayload);
+      return async () => {
+        set.delete(onPayload);
+      };
+    },
+    async close() {
+      await listener?.end().catch(() => {});
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import { PGlite, type Transaction } from "@electric-sql/pglite";
+import type { Db, QueryResult, Queryable, Row } from "./db.ts";
+import { INT8_OID, parseInt8 } from "./db.ts";
+
+function wrap(target: PGlite | Transaction): Queryable {
+  return {
+    async query<R = Row>(sql: string, params: unknown[] = []): Promise<QueryResult<R>> {
+      const result = await target.query<R>(sql, params as unknown[]);
+      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+    },
+    async exec(sql: string) {
+      await target.exec(sql);
+    },
+  };
+}
+
+/** dataDir undefined means in memory. PGlite serialises transactions itself. */
+export async function openPgliteDb(dataDir?: string): Promise<Db> {
+  const db = await PGlite.create({ dataDir, parsers: { [INT8_OID]: parseInt8 } });
+  const root = wrap(db);
+  return {
+    kind: "pglite",
+    query: root.query,
+    exec: root.exec,
+    tx: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    async listen(channel, onPayload) {
+      const unlisten = await db.listen(channel, onPayload);
+      return () => unlisten();
+    },
+    close: () => db.close(),
+  };
+}
