@@ -3,3 +3,4 @@ export * from "./ids.ts";
 export * from "./errors.ts";
 export * from "./config.ts";
 export * from "./log.ts";
+export * from "./process.ts";

@@ -1,0 +1,27 @@
+import type { Logger } from "pino";
+
+export interface Stoppable {
+  stop(): Promise<void>;
+}
+
+/**
+ * Keeps a started service up until SIGINT/SIGTERM, then stops it once (letting
+ * work in flight finish) and exits; a second signal exits at once.
+ */
+export function stopOnSignal(service: Stoppable, logger: Logger): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    logger.info({ signal }, "stopping: finishing work in flight");
+    service.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, "stop failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+}
