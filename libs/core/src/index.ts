@@ -4,3 +4,4 @@ export * from "./errors.ts";
 export * from "./config.ts";
 export * from "./log.ts";
 export * from "./process.ts";
+export * from "./tiers.ts";

@@ -6,7 +6,8 @@ function wrap(target: PGlite | Transaction): Queryable {
   return {
     async query<R = Row>(sql: string, params: unknown[] = []): Promise<QueryResult<R>> {
       const result = await target.query<R>(sql, params as unknown[]);
-      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+      // PGlite reports affectedRows 0 for SELECT; take whichever count is real.
+      return { rows: result.rows, rowCount: Math.max(result.affectedRows ?? 0, result.rows.length) };
     },
     async exec(sql: string) {
       await target.exec(sql);

@@ -1,5 +1,5 @@
 import * as grpc from "@grpc/grpc-js";
-import { fromBinary, toBinary, type DescMessage, type DescService, type MessageShape } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary, type DescMessage, type DescService, type MessageShape } from "@bufbuild/protobuf";
 
 /**
  * A plain @grpc/grpc-js client for a service described in proto/, the way an
@@ -13,7 +13,7 @@ export function grpcJsClient(service: DescService, address: string, secret?: str
       path: `/${service.typeName}/${method.name}`,
       requestStream: false,
       responseStream: false,
-      requestSerialize: (value: MessageShape<DescMessage>) => Buffer.from(toBinary(method.input, value)),
+      requestSerialize: (value: MessageShape<DescMessage>) => Buffer.from(toBinary(method.input, create(method.input, value))),
       requestDeserialize: (bytes: Buffer) => fromBinary(method.input, bytes),
       responseSerialize: (value: MessageShape<DescMessage>) => Buffer.from(toBinary(method.output, value)),
       responseDeserialize: (bytes: Buffer) => fromBinary(method.output, bytes),

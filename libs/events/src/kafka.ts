@@ -1,0 +1,181 @@
+import type { Logger } from "@orvado/core";
+import kafkajs from "kafkajs";
+import type { Admin, Consumer, EachMessagePayload, IHeaders, Kafka as KafkaClient } from "kafkajs";
+import { kafkaLogCreator } from "./kafka-log.ts";
+import { Backoff, deferred, delay } from "./timing.ts";
+import { asBytes, type DeliveredMessage, type EventStream, type OutgoingMessage, type SubscribeOptions, type Subscription } from "./types.ts";
+
+const { Kafka, Partitioners } = kafkajs;
+
+const EVENT_ID_HEADER = "event-id";
+
+export interface KafkaStreamOptions {
+  brokers: string[];
+  clientId: string;
+  logger: Logger;
+}
+
+/**
+ * The production event stream. Messages are keyed by account, so one key
+ * lives in one partition and is consumed in order; the event id travels in a
+ * header. Offsets are committed only for messages whose handler resolved.
+ */
+export async function openKafkaStream(options: KafkaStreamOptions): Promise<EventStream> {
+  const logger = options.logger.child({ stream: "kafka" });
+  const kafka = new Kafka({ clientId: options.clientId, brokers: options.brokers, logCreator: kafkaLogCreator(logger) });
+  // Idempotent producer: a retried send is written once, in order, per partition.
+  const producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await producer.connect();
+  } catch (error) {
+    await admin.disconnect().catch(() => {});
+    throw error;
+  }
+  const ensureTopic = topicCreator(admin);
+  const subscriptions = new Set<Subscription>();
+  let closed = false;
+
+  return {
+    name: "kafka",
+    async publish(topic: string, messages: OutgoingMessage[]) {
+      if (messages.length === 0) return;
+      await ensureTopic(topic);
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: messages.map((message) => ({
+          key: message.key,
+          value: Buffer.from(message.value.buffer, message.value.byteOffset, message.value.byteLength),
+          headers: { [EVENT_ID_HEADER]: message.id },
+        })),
+      });
+    },
+    async subscribe(subscribeOptions: SubscribeOptions) {
+      if (closed) throw new Error("event stream is closed");
+      await ensureTopic(subscribeOptions.topic);
+      const consumer = await startKafkaConsumer(kafka, subscribeOptions, logger);
+      const subscription: Subscription = {
+        async stop() {
+          await consumer.stop();
+          subscriptions.delete(subscription);
+        },
+      };
+      subscriptions.add(subscription);
+      return subscription;
+    },
+    async close() {
+      closed = true;
+      await Promise.all([...subscriptions].map((subscription) => subscription.stop()));
+      await producer.disconnect();
+      await admin.disconnect();
+    },
+  };
+}
+
+/** Creates each topic once per process (broker defaults for partitions and replication). */
+function topicCreator(admin: Admin): (topic: string) => Promise<void> {
+  const ensured = new Map<string, Promise<void>>();
+  return (topic) => {
+    let pending = ensured.get(topic);
+    if (!pending) {
+      // createTopics answers false, not an error, when the topic already exists.
+      pending = admin.createTopics({ topics: [{ topic }], waitForLeaders: true }).then(() => undefined);
+      pending.catch(() => ensured.delete(topic));
+      ensured.set(topic, pending);
+    }
+    return pending;
+  };
+}
+
+/**
+ * One group member. A failing handler is retried in place with a backoff
+ * (heartbeating meanwhile) rather than thrown to kafkajs: the offset is not
+ * resolved until it succeeds, so the message is never skipped. If the member
+ * crashes in a way kafkajs will not restart from, we start a new one.
+ */
+async function startKafkaConsumer(kafka: KafkaClient, options: SubscribeOptions, parentLogger: Logger): Promise<Subscription> {
+  const { topic, group, handle } = options;
+  const logger = parentLogger.child({ topic, group });
+  let stopping = false;
+  const stopped = deferred();
+  let current: Consumer | null = null;
+  let restartTimer: NodeJS.Timeout | undefined;
+  const restartBackoff = new Backoff(1_000, 30_000);
+
+  async function eachMessage({ message, heartbeat }: EachMessagePayload): Promise<void> {
+    const delivered: DeliveredMessage = {
+      topic,
+      id: headerText(message.headers, EVENT_ID_HEADER) ?? "",
+      key: message.key?.toString("utf8") ?? "",
+      value: asBytes(message.value ?? Buffer.alloc(0)),
+    };
+    const backoff = new Backoff();
+    for (let attempt = 1; ; attempt += 1) {
+      // Throwing leaves the offset unresolved: whoever owns the partition next gets it again.
+      if (stopping) throw new Error(`subscription stopping; event ${delivered.id} left for redelivery`);
+      try {
+        await handle(delivered);
+        return;
+      } catch (error) {
+        const waitMs = backoff.next();
+        logger.warn(
+          { err: error, eventId: delivered.id, offset: message.offset, attempt, retryInMs: waitMs },
+          "event handler failed; the message will be redelivered",
+        );
+        await delay(waitMs, stopped.promise);
+        await heartbeat();
+      }
+    }
+  }
+
+  function scheduleRestart(error: unknown): void {
+    if (stopping) return;
+    const waitMs = restartBackoff.next();
+    logger.error({ err: error, restartInMs: waitMs }, "kafka consumer stopped; starting a new one");
+    restartTimer = setTimeout(() => {
+      start().catch(scheduleRestart);
+    }, waitMs);
+  }
+
+  async function start(): Promise<void> {
+    const consumer = kafka.consumer({
+      groupId: group,
+      retry: { retries: 10, maxRetryTime: 5_000, restartOnFailure: async () => true },
+    });
+    current = consumer;
+    // kafkajs restarts a member after retriable failures itself; after the others it gives up, we do not.
+    consumer.on(consumer.events.CRASH, (event) => {
+      if (!event.payload.restart) scheduleRestart(event.payload.error);
+    });
+    consumer.on(consumer.events.GROUP_JOIN, () => restartBackoff.reset());
+    await consumer.connect();
+    // A new group reads the topic from its start, as on the Postgres log.
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    // run() resolves once this member has joined the group and received its partitions.
+    await consumer.run({ eachMessage, partitionsConsumedConcurrently: 1 });
+  }
+
+  await start();
+  return {
+    async stop() {
+      stopping = true;
+      stopped.resolve();
+      clearTimeout(restartTimer);
+      // disconnect() lets the message in hand finish and commits resolved offsets first.
+      await current?.disconnect();
+    },
+  };
+}
+
+function headerText(headers: IHeaders | undefined, name: string): string | undefined {
+  const value = headers?.[name];
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === undefined ? undefined : first.toString();
+}

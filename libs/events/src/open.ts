@@ -1,0 +1,23 @@
+import type { Logger } from "@orvado/core";
+import type { Db } from "@orvado/db";
+import { openKafkaStream } from "./kafka.ts";
+import { openPostgresLog } from "./postgres-log.ts";
+import type { EventStream } from "./types.ts";
+
+export interface OpenEventStreamOptions {
+  db: Db;
+  logger: Logger;
+  /** Non-empty: Kafka. Empty or absent: the Postgres log on `db` (the embedded default). */
+  kafkaBrokers?: string[];
+  clientId?: string;
+  /** Postgres log only: how often consumers look for messages a notification did not announce. */
+  pollMs?: number;
+}
+
+export async function openEventStream(options: OpenEventStreamOptions): Promise<EventStream> {
+  const brokers = (options.kafkaBrokers ?? []).map((broker) => broker.trim()).filter(Boolean);
+  if (brokers.length > 0) {
+    return openKafkaStream({ brokers, clientId: options.clientId ?? "orvado", logger: options.logger });
+  }
+  return openPostgresLog({ db: options.db, logger: options.logger, pollMs: options.pollMs });
+}

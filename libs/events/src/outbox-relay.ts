@@ -1,0 +1,154 @@
+import type { Logger } from "@orvado/core";
+import type { Db, Queryable } from "@orvado/db";
+import { tryLocalLock } from "./local-lock.ts";
+import { outboxTable } from "./outbox.ts";
+import { ADVISORY_NAMESPACE } from "./postgres-log-schema.ts";
+import { Alarm, Backoff, deferred, delay } from "./timing.ts";
+import { asBytes, type EventStream, type OutgoingMessage } from "./types.ts";
+
+const BATCH_SIZE = 200;
+/** Sent rows are kept this long (for inspection), then pruned so the table stays small. */
+const KEEP_SENT = "1 day";
+const PRUNE_EVERY_MS = 60_000;
+
+export interface OutboxRelay {
+  /** Publish soon: call right after a transaction that enqueued events commits. */
+  poke(): void;
+  /** Resolves once every row committed before the call has been published (by any relay). */
+  flush(options?: { timeoutMs?: number }): Promise<void>;
+  /** Stops after the batch in hand. */
+  stop(): Promise<void>;
+}
+
+interface OutboxRow {
+  seq: bigint;
+  topic: string;
+  key: string;
+  event_id: string;
+  value: Uint8Array;
+}
+
+/**
+ * Publishes unsent outbox rows in order, then marks them sent. A publish that
+ * fails, or a crash before the mark, publishes the rows again later: delivery is
+ * at least once. Relays of one outbox (replicas) take turns, one batch at a
+ * time, so rows go out in their outbox order and never twice at the same time.
+ */
+export function startOutboxRelay(options: { db: Db; schema: string; stream: EventStream; logger: Logger; pollMs?: number }): OutboxRelay {
+  const { db, schema, stream } = options;
+  const table = outboxTable(schema);
+  const pollMs = options.pollMs ?? 250;
+  const logger = options.logger.child({ outbox: schema });
+  const alarm = new Alarm();
+  let stopping = false;
+  const stopped = deferred();
+  // Flushes waiting in this process re-check after every round.
+  let roundDone = deferred();
+  let lastPruneMs = Date.now();
+
+  async function publishBatch(q: Queryable): Promise<number> {
+    const { rows } = await q.query<OutboxRow>(
+      `SELECT seq, topic, key, event_id, value FROM ${table} WHERE sent_at IS NULL ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE SKIP LOCKED`,
+    );
+    for (const run of runsOfOneTopic(rows)) await stream.publish(run.topic, run.messages);
+    if (rows.length > 0) {
+      await q.query(`UPDATE ${table} SET sent_at = now() WHERE seq = ANY($1::bigint[])`, [rows.map((row) => row.seq.toString())]);
+    }
+    return rows.length;
+  }
+
+  /** Rows published, or null when another relay holds the outbox right now. */
+  async function round(): Promise<number | null> {
+    if (db.kind === "pglite") {
+      // No transaction around the publish here: on PGlite it would block the stream's own writes.
+      const release = tryLocalLock(db, `outbox\u0000${schema}`);
+      if (!release) return null;
+      try {
+        return await publishBatch(db);
+      } finally {
+        release();
+      }
+    }
+    // The row locks (FOR UPDATE SKIP LOCKED) are held until the rows are marked sent;
+    // the advisory lock makes relays take turns so that order is kept across replicas.
+    return db.tx(async (q) => {
+      const turn = await q.query<{ mine: boolean }>(`SELECT pg_try_advisory_xact_lock(${ADVISORY_NAMESPACE}, hashtext($1)) AS mine`, [table]);
+      return turn.rows[0]?.mine ? publishBatch(q) : null;
+    });
+  }
+
+  async function pruneNowAndThen(): Promise<void> {
+    if (Date.now() - lastPruneMs < PRUNE_EVERY_MS) return;
+    lastPruneMs = Date.now();
+    await db.query(`DELETE FROM ${table} WHERE sent_at < now() - interval '${KEEP_SENT}'`);
+  }
+
+  async function run(): Promise<void> {
+    const backoff = new Backoff();
+    while (!stopping) {
+      let published: number | null;
+      try {
+        published = await round();
+        await pruneNowAndThen();
+        backoff.reset();
+      } catch (error) {
+        const waitMs = backoff.next();
+        logger.error({ err: error, retryInMs: waitMs }, "outbox relay round failed; rows stay unsent and are retried");
+        await delay(waitMs, stopped.promise);
+        continue;
+      } finally {
+        const done = roundDone;
+        roundDone = deferred();
+        done.resolve();
+      }
+      if (published === null) await delay(25, stopped.promise); // another relay's batch is short: look again soon
+      else if (published < BATCH_SIZE) await alarm.sleep(pollMs);
+    }
+  }
+
+  const loop = run().catch((error: unknown) => logger.error({ err: error }, "outbox relay loop died"));
+
+  async function hasUnsentUpTo(seq: bigint): Promise<boolean> {
+    const result = await db.query<{ pending: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${table} WHERE sent_at IS NULL AND seq <= $1) AS pending`,
+      [seq.toString()],
+    );
+    return Boolean(result.rows[0]?.pending);
+  }
+
+  return {
+    poke: () => alarm.ring(),
+    async flush(flushOptions = {}) {
+      const deadline = Date.now() + (flushOptions.timeoutMs ?? Number.POSITIVE_INFINITY);
+      const last = await db.query<{ seq: bigint | null }>(`SELECT max(seq) AS seq FROM ${table}`);
+      const target = last.rows[0]?.seq;
+      if (target === null || target === undefined) return;
+      alarm.ring();
+      while (await hasUnsentUpTo(BigInt(target))) {
+        if (stopping) throw new Error(`outbox relay for ${schema} stopped before the flush completed`);
+        if (Date.now() >= deadline) throw new Error(`outbox relay for ${schema} did not flush within ${flushOptions.timeoutMs} ms`);
+        alarm.ring();
+        // Another replica may be the one publishing: re-check at least every 20 ms.
+        await delay(20, roundDone.promise);
+      }
+    },
+    async stop() {
+      stopping = true;
+      stopped.resolve();
+      alarm.ring();
+      await loop;
+    },
+  };
+}
+
+/** Splits rows into consecutive runs of one topic, each published as one call, order kept. */
+function runsOfOneTopic(rows: OutboxRow[]): { topic: string; messages: OutgoingMessage[] }[] {
+  const runs: { topic: string; messages: OutgoingMessage[] }[] = [];
+  for (const row of rows) {
+    const message = { id: row.event_id, key: row.key, value: asBytes(row.value) };
+    const last = runs[runs.length - 1];
+    if (last && last.topic === row.topic) last.messages.push(message);
+    else runs.push({ topic: row.topic, messages: [message] });
+  }
+  return runs;
+}

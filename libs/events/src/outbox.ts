@@ -1,0 +1,47 @@
+import type { Db, Queryable } from "@orvado/db";
+import type { OutgoingMessage } from "./types.ts";
+
+// The transactional outbox: a producer writes its events into its own schema's
+// outbox in the same transaction as the state change that caused them, so the
+// two commit or roll back together. A relay (outbox-relay.ts) publishes them.
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
+
+/** The qualified outbox table of a service schema; the name is checked since it is spliced into SQL. */
+export function outboxTable(schema: string): string {
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`bad schema name ${schema}`);
+  return `${schema}.outbox`;
+}
+
+/** Creates <schema>.outbox if missing; idempotent and safe for replicas starting together. */
+export async function migrateOutbox(db: Db, schema: string): Promise<void> {
+  const table = outboxTable(schema);
+  await db.tx(async (q) => {
+    // The same lock as @orvado/db's migrate(), so this never races the service's own migrations.
+    await q.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`orvado.migrate.${schema}`]);
+    await q.exec(`
+      CREATE SCHEMA IF NOT EXISTS ${schema};
+      CREATE TABLE IF NOT EXISTS ${table} (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        topic TEXT NOT NULL,
+        key TEXT NOT NULL,
+        event_id TEXT NOT NULL,
+        value BYTEA NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        sent_at TIMESTAMPTZ
+      );
+      CREATE INDEX IF NOT EXISTS outbox_unsent ON ${table} (seq) WHERE sent_at IS NULL;
+    `);
+  });
+}
+
+/** Adds one event to the outbox, inside the caller's transaction `q`. */
+export async function enqueueOutbox(q: Queryable, schema: string, topic: string, message: OutgoingMessage): Promise<void> {
+  const value = Buffer.from(message.value.buffer, message.value.byteOffset, message.value.byteLength);
+  await q.query(`INSERT INTO ${outboxTable(schema)} (topic, key, event_id, value) VALUES ($1, $2, $3, $4::bytea)`, [
+    topic,
+    message.key,
+    message.id,
+    value,
+  ]);
+}

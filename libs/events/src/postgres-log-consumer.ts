@@ -1,0 +1,146 @@
+import type { Logger } from "@orvado/core";
+import type { Db, Queryable } from "@orvado/db";
+import { tryLocalLock } from "./local-lock.ts";
+import { Alarm, Backoff, deferred, delay } from "./timing.ts";
+import { asBytes, type SubscribeOptions, type Subscription } from "./types.ts";
+
+const BATCH_SIZE = 100;
+
+interface MessageRow {
+  offset: bigint;
+  key: string;
+  id: string;
+  value: Uint8Array;
+}
+
+interface BatchResult {
+  read: number;
+  failure?: { error: unknown; row: MessageRow };
+}
+
+export interface LogConsumerOptions extends SubscribeOptions {
+  db: Db;
+  logger: Logger;
+  pollMs: number;
+  /** Rung by publishes and notifications for this topic. */
+  alarm: Alarm;
+}
+
+/**
+ * One consumer of a group on the Postgres log. Each round claims the group
+ * (so two consumers of a group never handle the same message at once), handles
+ * the next batch in offset order and commits the offset of the last message
+ * handled, all under the claim. A crash before the commit redelivers the batch.
+ */
+export async function startLogConsumer(options: LogConsumerOptions): Promise<Subscription> {
+  const { db, topic, group, handle, alarm, pollMs } = options;
+  const logger = options.logger.child({ topic, group });
+  await db.query(`INSERT INTO stream.consumer_offsets ("group", topic) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [group, topic]);
+
+  let stopping = false;
+  const stopped = deferred();
+
+  async function handleBatch(q: Queryable, committed: bigint): Promise<BatchResult> {
+    const { rows } = await q.query<MessageRow>(
+      `SELECT "offset", key, id, value FROM stream.messages WHERE topic = $1 AND "offset" > $2 ORDER BY "offset" LIMIT ${BATCH_SIZE}`,
+      [topic, committed.toString()],
+    );
+    let last = committed;
+    let failure: BatchResult["failure"];
+    for (const row of rows) {
+      if (stopping) break;
+      try {
+        await handle({ topic, id: row.id, key: row.key, value: asBytes(row.value) });
+        last = row.offset;
+      } catch (error) {
+        failure = { error, row };
+        break;
+      }
+    }
+    if (last > committed) {
+      await q.query(
+        `UPDATE stream.consumer_offsets SET committed_offset = $3, committed_at = now() WHERE "group" = $1 AND topic = $2`,
+        [group, topic, last.toString()],
+      );
+    }
+    return { read: rows.length, failure };
+  }
+
+  /** null: another consumer of the group holds it right now. */
+  async function claimAndHandle(): Promise<BatchResult | null> {
+    if (db.kind === "pglite") {
+      const release = tryLocalLock(db, `stream-group\u0000${group}\u0000${topic}`);
+      if (!release) return null;
+      try {
+        return await handleBatch(db, await committedOffset(db));
+      } finally {
+        release();
+      }
+    }
+    // On a server the claim is the row lock on the group's offset, held by the
+    // transaction that also commits the new offset; other processes skip it.
+    return db.tx(async (q) => {
+      const claimed = await q.query<{ committed_offset: bigint }>(
+        `SELECT committed_offset FROM stream.consumer_offsets WHERE "group" = $1 AND topic = $2 FOR UPDATE SKIP LOCKED`,
+        [group, topic],
+      );
+      const row = claimed.rows[0];
+      return row ? handleBatch(q, BigInt(row.committed_offset)) : null;
+    });
+  }
+
+  async function committedOffset(q: Queryable): Promise<bigint> {
+    const result = await q.query<{ committed_offset: bigint }>(
+      `SELECT committed_offset FROM stream.consumer_offsets WHERE "group" = $1 AND topic = $2`,
+      [group, topic],
+    );
+    return BigInt(result.rows[0]?.committed_offset ?? 0n);
+  }
+
+  async function run(): Promise<void> {
+    const backoff = new Backoff();
+    let failing: { id: string; attempt: number } | null = null;
+    while (!stopping) {
+      let result: BatchResult | null;
+      try {
+        result = await claimAndHandle();
+      } catch (error) {
+        // The database itself failed (connection lost, …): nothing was committed, try again later.
+        const waitMs = backoff.next();
+        logger.error({ err: error, retryInMs: waitMs }, "event consumer round failed");
+        await delay(waitMs, stopped.promise);
+        continue;
+      }
+      if (result === null || result.read === 0) {
+        await alarm.sleep(pollMs);
+      } else if (result.failure) {
+        const { error, row } = result.failure;
+        // The backoff grows while one message keeps failing; a new culprit starts over.
+        if (failing === null || failing.id !== row.id) {
+          failing = { id: row.id, attempt: 0 };
+          backoff.reset();
+        }
+        failing.attempt += 1;
+        const waitMs = backoff.next();
+        logger.warn(
+          { err: error, eventId: row.id, offset: row.offset.toString(), attempt: failing.attempt, retryInMs: waitMs },
+          "event handler failed; the message will be redelivered",
+        );
+        await delay(waitMs, stopped.promise);
+      } else {
+        failing = null;
+        backoff.reset();
+      }
+    }
+  }
+
+  const loop = run().catch((error: unknown) => logger.error({ err: error }, "event consumer loop died"));
+  return {
+    async stop() {
+      stopping = true;
+      stopped.resolve();
+      alarm.ring();
+      await loop;
+    },
+  };
+}

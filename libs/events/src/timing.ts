@@ -1,0 +1,71 @@
+// Waiting primitives for the consumer and relay loops: a sleep that a
+// notification can cut short, and the retry backoff.
+
+/**
+ * A sleep that ring() ends early. A ring that comes while nobody sleeps is
+ * remembered, so a wake-up between "found nothing" and "go to sleep" is not lost.
+ */
+export class Alarm {
+  #rung = false;
+  #wake: (() => void) | null = null;
+
+  ring(): void {
+    this.#rung = true;
+    this.#wake?.();
+  }
+
+  async sleep(ms: number): Promise<void> {
+    if (!this.#rung) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    this.#wake = null;
+    this.#rung = false;
+  }
+}
+
+/** Resolves after ms, or as soon as `until` settles (used to let stop() cut a backoff short). */
+export async function delay(ms: number, until: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), until]);
+  clearTimeout(timer);
+}
+
+/** Retry delays for a failing handler or publish: 100 ms doubling to 5 s. */
+export class Backoff {
+  #next: number;
+
+  constructor(
+    private readonly initialMs = 100,
+    private readonly maxMs = 5_000,
+  ) {
+    this.#next = initialMs;
+  }
+
+  /** The delay to wait now; the one after is twice as long, up to the cap. */
+  next(): number {
+    const current = this.#next;
+    this.#next = Math.min(current * 2, this.maxMs);
+    return current;
+  }
+
+  reset(): void {
+    this.#next = this.initialMs;
+  }
+}
+
+export interface Deferred {
+  promise: Promise<void>;
+  resolve(): void;
+}
+
+export function deferred(): Deferred {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}

@@ -1,0 +1,119 @@
+import type { Queryable } from "@orvado/db";
+import { Role } from "@orvado/proto";
+
+// All SQL on the auth schema. Rows come back as plain objects; the service layer
+// turns them into proto messages.
+
+export interface AccountRow {
+  account_id: string;
+  email: string;
+  role: "user" | "admin";
+  disabled: boolean;
+  created_at: Date;
+}
+
+export interface KeyRow {
+  key_id: string;
+  account_id: string;
+  name: string;
+  prefix: string;
+  limit_micros: bigint | null;
+  expires_at: Date | null;
+  models: string[];
+  created_at: Date;
+}
+
+export interface KeyForVerify {
+  key_id: string;
+  account_id: string;
+  secret_hash: string;
+  limit_micros: bigint | null;
+  expires_at: Date | null;
+  models: string[];
+  revoked_at: Date | null;
+  account_disabled: boolean;
+}
+
+const ACCOUNT_COLUMNS = "account_id, email, role, disabled, created_at";
+const KEY_COLUMNS = "key_id, account_id, name, prefix, limit_micros, expires_at, models, created_at";
+
+export const roleText = (role: Role.USER | Role.ADMIN) => (role === Role.ADMIN ? "admin" : "user");
+export const roleValue = (text: AccountRow["role"]) => (text === "admin" ? Role.ADMIN : Role.USER);
+
+/** null when the email is taken: the unique index decides, so concurrent creates cannot both win. */
+export async function insertAccount(
+  q: Queryable,
+  account: { accountId: string; email: string; passwordHash: string; role: AccountRow["role"] },
+): Promise<AccountRow | null> {
+  const result = await q.query<AccountRow>(
+    `INSERT INTO auth.accounts (account_id, email, password_hash, role) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (email) DO NOTHING RETURNING ${ACCOUNT_COLUMNS}`,
+    [account.accountId, account.email, account.passwordHash, account.role],
+  );
+  return result.rows[0] ?? null;
+}
+
+export async function findAccount(q: Queryable, accountId: string): Promise<AccountRow | null> {
+  const result = await q.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM auth.accounts WHERE account_id = $1`, [
+    accountId,
+  ]);
+  return result.rows[0] ?? null;
+}
+
+export async function adminExists(q: Queryable): Promise<boolean> {
+  const result = await q.query(`SELECT 1 FROM auth.accounts WHERE role = 'admin' LIMIT 1`);
+  return result.rows.length > 0;
+}
+
+export async function insertKey(
+  q: Queryable,
+  key: {
+    keyId: string;
+    accountId: string;
+    name: string;
+    secretHash: string;
+    prefix: string;
+    limitMicros: bigint | null;
+    expiresAt: Date | null;
+    models: string[];
+  },
+): Promise<KeyRow> {
+  // bigint and Date go over as text so node-postgres and PGlite serialise them alike.
+  const result = await q.query<KeyRow>(
+    `INSERT INTO auth.api_keys (key_id, account_id, name, secret_hash, prefix, limit_micros, expires_at, models)
+     VALUES ($1, $2, $3, $4, $5, $6::bigint, $7::timestamptz, $8::text[]) RETURNING ${KEY_COLUMNS}`,
+    [
+      key.keyId,
+      key.accountId,
+      key.name,
+      key.secretHash,
+      key.prefix,
+      key.limitMicros === null ? null : key.limitMicros.toString(),
+      key.expiresAt === null ? null : key.expiresAt.toISOString(),
+      key.models,
+    ],
+  );
+  const row = result.rows[0];
+  if (!row) throw new Error("INSERT … RETURNING gave no row");
+  return row;
+}
+
+export async function findKeyByHash(q: Queryable, secretHash: string): Promise<KeyForVerify | null> {
+  const result = await q.query<KeyForVerify>(
+    `SELECT k.key_id, k.account_id, k.secret_hash, k.limit_micros, k.expires_at, k.models, k.revoked_at,
+            a.disabled AS account_disabled
+       FROM auth.api_keys k JOIN auth.accounts a ON a.account_id = k.account_id
+      WHERE k.secret_hash = $1`,
+    [secretHash],
+  );
+  return result.rows[0] ?? null;
+}
+
+/** The WHERE keeps replicas from rewriting a timestamp another one set moments ago. */
+export async function touchKey(q: Queryable, keyId: string, minIntervalMs: number): Promise<void> {
+  await q.query(
+    `UPDATE auth.api_keys SET last_used_at = now()
+      WHERE key_id = $1 AND (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2::double precision))`,
+    [keyId, minIntervalMs / 1000],
+  );
+}

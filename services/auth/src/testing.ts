@@ -1,0 +1,48 @@
+// Test harness shared by the *.test.ts files: a fresh database (PostgreSQL with
+// TEST_DATABASE_URL, else in-memory PGlite) and auth served on a real port.
+import { createLogger, type Logger } from "@orvado/core";
+import { openDb, type Db } from "@orvado/db";
+import { internalClient } from "@orvado/rpc";
+import { AuthService } from "@orvado/proto";
+import { freshDatabase } from "@orvado/testkit";
+import type { AuthConfig } from "./config.ts";
+import { startAuth, type AuthDeps } from "./index.ts";
+
+export const TEST_SECRET = "test-internal-secret-0123456789";
+
+export function testConfig(databaseUrl: string, extra: Partial<AuthConfig> = {}): AuthConfig {
+  return { host: "127.0.0.1", port: 0, internalSecret: TEST_SECRET, databaseUrl, ...extra };
+}
+
+export async function openTestDb(): Promise<{ db: Db; url: string; close(): Promise<void> }> {
+  const database = await freshDatabase();
+  const db = await openDb(database.url);
+  return {
+    db,
+    url: database.url,
+    async close() {
+      await db.close();
+      await database.drop();
+    },
+  };
+}
+
+export async function startTestAuth(options: { verifier?: AuthDeps["verifier"]; logger?: Logger } = {}) {
+  const database = await openTestDb();
+  const logger = options.logger ?? createLogger("auth-test", "silent");
+  // Configured admin credentials keep the generated-password warning out of test output.
+  const config = testConfig(database.url, { adminEmail: "root@example.test", adminPassword: "root-password" });
+  const auth = await startAuth(config, { db: database.db, logger, ...(options.verifier && { verifier: options.verifier }) });
+  const client = internalClient(AuthService, auth.rpc.url, TEST_SECRET);
+  return {
+    db: database.db,
+    url: auth.rpc.url,
+    client,
+    async close() {
+      await auth.stop();
+      await database.close();
+    },
+  };
+}
+
+export type TestAuth = Awaited<ReturnType<typeof startTestAuth>>;

@@ -1,0 +1,39 @@
+import { z } from "zod";
+import { parseEnv, portSchema } from "@orvado/core";
+
+export interface BillingConfig {
+  host: string;
+  port: number;
+  internalSecret: string;
+  databaseUrl: string;
+  pricesFile: string;
+  /** A hold not settled by then is released; longer than the 10-minute job limit. */
+  holdTtlMs: number;
+  sweepIntervalMs: number;
+  kafkaBrokers: string[];
+}
+
+const schema = z.object({
+  BILLING_HOST: z.string().default("127.0.0.1"),
+  BILLING_PORT: portSchema.default(7102),
+  ORVADO_INTERNAL_SECRET: z.string().min(16, "must be at least 16 characters"),
+  DATABASE_URL: z.string().default("./data/pglite"),
+  ORVADO_PRICES_FILE: z.string().default("./config/prices.json"),
+  BILLING_HOLD_TTL_MS: z.coerce.number().int().min(1000).default(15 * 60_000),
+  BILLING_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
+  KAFKA_BROKERS: z.string().default(""),
+});
+
+export function loadBillingConfig(env: NodeJS.ProcessEnv = process.env): BillingConfig {
+  const parsed = parseEnv(schema, env);
+  return {
+    host: parsed.BILLING_HOST,
+    port: parsed.BILLING_PORT,
+    internalSecret: parsed.ORVADO_INTERNAL_SECRET,
+    databaseUrl: parsed.DATABASE_URL,
+    pricesFile: parsed.ORVADO_PRICES_FILE,
+    holdTtlMs: parsed.BILLING_HOLD_TTL_MS,
+    sweepIntervalMs: parsed.BILLING_SWEEP_INTERVAL_MS,
+    kafkaBrokers: parsed.KAFKA_BROKERS.split(",").map((broker) => broker.trim()).filter(Boolean),
+  };
+}

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { ErrorCode, ResponseFormat } from "@orvado/proto";
+import { checkImageRequestBody } from "./image-request.ts";
+
+describe("checkImageRequestBody", () => {
+  it("accepts the spec's fields and defaults response_format to url", () => {
+    const check = checkImageRequestBody({ model: "beta", prompt: "a cat", size: "1024x1024", n: 1, quality: "high" });
+    expect(check).toEqual({
+      ok: true,
+      body: { model: "beta", prompt: "a cat", size: "1024x1024", quality: "high", n: 1, responseFormat: ResponseFormat.URL },
+    });
+  });
+  it("reads b64_json", () => {
+    const check = checkImageRequestBody({ model: "beta", prompt: "x", response_format: "b64_json" });
+    expect(check.ok && check.body.responseFormat).toBe(ResponseFormat.B64_JSON);
+  });
+  it("needs model and prompt", () => {
+    expect(checkImageRequestBody({ prompt: "x" })).toMatchObject({ ok: false, code: ErrorCode.MISSING_FIELD, message: "model is required" });
+    expect(checkImageRequestBody({ model: "beta" })).toMatchObject({ ok: false, code: ErrorCode.MISSING_FIELD, message: "prompt is required" });
+  });
+  it("refuses unknown fields, naming them", () => {
+    expect(checkImageRequestBody({ model: "beta", prompt: "x", style: "vivid" })).toMatchObject({
+      ok: false,
+      code: ErrorCode.UNKNOWN_FIELD,
+    });
+  });
+  it("refuses wrong types", () => {
+    for (const body of [
+      { model: 1, prompt: "x" },
+      { model: "beta", prompt: ["x"] },
+      { model: "beta", prompt: "x", n: "2" },
+      { model: "beta", prompt: "x", n: 1.5 },
+      { model: "beta", prompt: "x", size: 1024 },
+      { model: "beta", prompt: "x", response_format: "png" },
+    ]) {
+      expect(checkImageRequestBody(body).ok, JSON.stringify(body)).toBe(false);
+    }
+  });
+  it("refuses bodies that are not objects", () => {
+    for (const body of [null, [], "x", 3, undefined]) expect(checkImageRequestBody(body)).toMatchObject({ ok: false, code: ErrorCode.INVALID_REQUEST });
+  });
+});

@@ -1,0 +1,52 @@
+import { createHash } from "node:crypto";
+import { ErrorCode, type AuthService, type Refusal, type VerifiedKey } from "@orvado/proto";
+import { refusal } from "@orvado/core";
+import type { Client } from "@orvado/rpc";
+
+export type KeyCheck = { ok: true; key: VerifiedKey } | { ok: false; refusal: Refusal };
+
+const BEARER = /^Bearer[ \t]+(\S*)[ \t]*$/i;
+
+/**
+ * Reads the bearer key and asks auth who it belongs to, remembering answers for
+ * a moment (keyCacheMs) so a burst of requests costs one call; a revoked key
+ * therefore stops working within that moment.
+ */
+export class KeyChecker {
+  readonly #cache = new Map<string, { check: KeyCheck; until: number }>();
+
+  constructor(
+    private readonly auth: Client<typeof AuthService>,
+    private readonly cacheMs: number,
+  ) {}
+
+  async check(authorization: string | undefined): Promise<KeyCheck> {
+    if (authorization === undefined || authorization.trim() === "") {
+      return this.#refuse(ErrorCode.MISSING_API_KEY, "No token was provided: send your API key as Authorization: Bearer td-…");
+    }
+    const match = BEARER.exec(authorization);
+    if (!match) return this.#refuse(ErrorCode.INVALID_API_KEY, "The Authorization header must be Bearer followed by your API key");
+    if (!match[1]) return this.#refuse(ErrorCode.MISSING_API_KEY, "No token was provided after Bearer");
+    const secret = match[1];
+    const cacheKey = createHash("sha256").update(secret).digest("base64");
+    const cached = this.#cache.get(cacheKey);
+    if (cached && cached.until > Date.now()) return cached.check;
+    const answer = await this.auth.verifyKey({ secret });
+    const check: KeyCheck =
+      answer.result.case === "key"
+        ? { ok: true, key: answer.result.value }
+        : { ok: false, refusal: answer.result.value ?? (refusal(ErrorCode.INVALID_API_KEY, "The API key is not valid") as Refusal) };
+    this.#remember(cacheKey, check);
+    return check;
+  }
+
+  #remember(cacheKey: string, check: KeyCheck) {
+    if (this.cacheMs <= 0) return;
+    if (this.#cache.size > 10_000) this.#cache.clear();
+    this.#cache.set(cacheKey, { check, until: Date.now() + this.cacheMs });
+  }
+
+  #refuse(code: ErrorCode, message: string): KeyCheck {
+    return { ok: false, refusal: refusal(code, message) as Refusal };
+  }
+}

@@ -1,0 +1,33 @@
+import type { FastifyInstance } from "fastify";
+import { Readable } from "node:stream";
+import { ErrorCode, type GenerationService } from "@orvado/proto";
+import { Code, ConnectError, type Client } from "@orvado/rpc";
+import { sendError } from "../reply.ts";
+
+const FILE = /^(img_[A-Za-z0-9_-]{10,64})\.png$/;
+
+/** GET /v1/files/<image>.png?expires=…&sig=…: signed, expiring image links. */
+export function fileRoutes(app: FastifyInstance, deps: { generation: Client<typeof GenerationService> }) {
+  app.get<{ Params: { file: string }; Querystring: { expires?: string; sig?: string } }>("/v1/files/:file", async (request, reply) => {
+    const match = FILE.exec(request.params.file);
+    const expires = Number(request.query.expires);
+    if (!match || !Number.isSafeInteger(expires) || !request.query.sig) {
+      return sendError(request, reply, ErrorCode.NOT_FOUND, "No such image");
+    }
+    const parts = deps.generation.readImage({ imageId: match[1]!, expiresUnix: BigInt(expires), signature: request.query.sig })[Symbol.asyncIterator]();
+    try {
+      const first = await parts.next();
+      const contentType = first.done ? "application/octet-stream" : first.value.contentType;
+      async function* chunks() {
+        for (let part = await parts.next(); !part.done; part = await parts.next()) yield Buffer.from(part.value.chunk);
+      }
+      return reply.type(contentType).header("cache-control", "private, max-age=3600").send(Readable.from(chunks()));
+    } catch (error) {
+      if (error instanceof ConnectError && error.code === Code.FailedPrecondition) {
+        return sendError(request, reply, ErrorCode.LINK_EXPIRED, "This image link has expired; images are kept for a limited time");
+      }
+      if (error instanceof ConnectError && error.code === Code.NotFound) return sendError(request, reply, ErrorCode.NOT_FOUND, "No such image");
+      throw error;
+    }
+  });
+}

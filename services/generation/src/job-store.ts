@@ -1,0 +1,68 @@
+import { emitBillingEvent, type BillingEventIds } from "@orvado/events";
+import { codeText, tierName } from "@orvado/core";
+import type { Db } from "@orvado/db";
+import type { ErrorCode } from "@orvado/proto";
+import type { JobSpec } from "./validate.ts";
+
+// The job's rows and its billing event change in one transaction (the outbox):
+// a job can never finish without billing hearing of it, nor the other way round.
+
+export interface StoredImage {
+  imageId: string;
+  contentType: string;
+  width: number;
+  height: number;
+  bytes: number;
+  expiresAt: Date;
+}
+
+export async function recordJobStart(
+  db: Db,
+  ids: BillingEventIds,
+  spec: JobSpec,
+  responseFormat: string,
+  channel: string,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested,
+       response_format, channel, status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'running')`,
+    [ids.requestId, ids.accountId, ids.keyId, spec.model.id, spec.size.label, tierName(spec.tier), spec.quality ?? null, spec.n, responseFormat, channel],
+  );
+}
+
+export async function recordJobSuccess(db: Db, ids: BillingEventIds, images: StoredImage[]): Promise<void> {
+  await db.tx(async (q) => {
+    for (const [position, image] of images.entries()) {
+      await q.query(
+        `INSERT INTO generation.images (image_id, request_id, position, content_type, width, height, bytes, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [image.imageId, ids.requestId, position, image.contentType, image.width, image.height, image.bytes, image.expiresAt],
+      );
+    }
+    await q.query(
+      "UPDATE generation.jobs SET status = 'succeeded', images_delivered = $2, finished_at = now() WHERE request_id = $1",
+      [ids.requestId, images.length],
+    );
+    await emitBillingEvent(q, "generation", ids, { case: "completed", value: { imagesDelivered: images.length } });
+  });
+}
+
+export async function recordJobFailure(db: Db, ids: BillingEventIds, code: ErrorCode, message: string): Promise<void> {
+  await db.tx(async (q) => {
+    await q.query(
+      "UPDATE generation.jobs SET status = 'failed', error_code = $2, error_message = $3, finished_at = now() WHERE request_id = $1",
+      [ids.requestId, codeText(code), message.slice(0, 1000)],
+    );
+    await emitBillingEvent(q, "generation", ids, { case: "failed", value: { code, reason: message.slice(0, 500) } });
+  });
+}
+
+export interface ImageRow {
+  content_type: string;
+  expires_at: Date;
+}
+
+export async function findImage(db: Db, imageId: string): Promise<ImageRow | null> {
+  const result = await db.query<ImageRow>("SELECT content_type, expires_at FROM generation.images WHERE image_id = $1", [imageId]);
+  return result.rows[0] ?? null;
+}

@@ -1,0 +1,46 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import { GenerationService } from "@orvado/proto";
+import { Code, ConnectError } from "@orvado/rpc";
+import type { Db } from "@orvado/db";
+import type { Catalog } from "./catalog.ts";
+import { isSandboxOnly } from "./catalog.ts";
+import type { JobRunner } from "./jobs.ts";
+import type { ImageStore } from "./storage/store.ts";
+import { checkImageLink } from "./storage/signed-links.ts";
+import { findImage } from "./job-store.ts";
+
+const CHUNK_BYTES = 256 * 1024;
+const STARTED_UNIX = BigInt(Math.floor(Date.now() / 1000));
+
+export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunner; store: ImageStore; urlSigningSecret: string }) {
+  return (router: ConnectRouter) =>
+    router.service(GenerationService, {
+      createImage: (req) => deps.jobs.createImage(req),
+      listModels() {
+        return {
+          models: [...deps.catalog.values()].map((model) => ({
+            id: model.id,
+            family: model.family,
+            tiers: model.tiers,
+            sandbox: isSandboxOnly(model),
+            createdUnix: STARTED_UNIX,
+            channels: model.channels.map((channel) => ({ name: channel.name, provider: channel.provider, healthy: true })),
+          })),
+        };
+      },
+      async *readImage(req) {
+        const check = checkImageLink(req.imageId, Number(req.expiresUnix), req.signature, deps.urlSigningSecret);
+        if (!check.ok && check.reason === "expired") throw new ConnectError("this image link has expired", Code.FailedPrecondition);
+        if (!check.ok) throw new ConnectError("no such image", Code.NotFound);
+        const row = await findImage(deps.db, req.imageId);
+        const file = row ? await deps.store.open(req.imageId) : null;
+        if (!row || !file) throw new ConnectError("no such image", Code.NotFound);
+        yield { contentType: file.contentType };
+        for await (const chunk of file.stream as AsyncIterable<Buffer>) {
+          for (let offset = 0; offset < chunk.length; offset += CHUNK_BYTES) {
+            yield { chunk: chunk.subarray(offset, offset + CHUNK_BYTES) };
+          }
+        }
+      },
+    });
+}

@@ -1,0 +1,227 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import OpenAI from "openai";
+import sharp from "sharp";
+import { AuthService, BillingService } from "@orvado/proto";
+import { internalClient } from "@orvado/rpc";
+import { startTestStack, type TestStack } from "./harness.ts";
+
+// Issue A's acceptance, end to end: the official openai SDK against the edge,
+// real gRPC between the services, real PostgreSQL when TEST_DATABASE_URL is set.
+
+let stack: TestStack;
+let auth: ReturnType<typeof internalClient<typeof AuthService>>;
+let billing: ReturnType<typeof internalClient<typeof BillingService>>;
+
+const BETA_1K_MICROS = 20_000n; // config/prices.json: beta 1K = $0.02
+const REQUEST_ID = /^req_[A-Za-z0-9_-]{22}$/;
+
+async function newFundedKey(usd: bigint): Promise<{ accountId: string; key: string }> {
+  const email = `user-${Math.random().toString(36).slice(2)}@example.test`;
+  const { account } = await auth.createAccount({ email, password: "correct horse battery" });
+  if (usd > 0n) await billing.topUp({ accountId: account!.accountId, amountMicros: usd * 1_000_000n, note: "test" });
+  const created = await auth.createKey({ accountId: account!.accountId, name: "test" });
+  return { accountId: account!.accountId, key: created.secret };
+}
+
+const available = async (accountId: string) => (await billing.getBalance({ accountId })).balance!.availableMicros;
+
+async function settledCost(requestId: string) {
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const response = await fetch(`${stack.edgeUrl}/api/cost/request/${requestId}`);
+    const body = await json(response);
+    if (body.status !== "pending") return body;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`cost of ${requestId} stayed pending`);
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const json = (response: Response): Promise<any> => response.json();
+
+const sdk = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${stack.edgeUrl}/v1`, maxRetries: 0 });
+
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${stack.edgeUrl}/v1/images/generations`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  auth = internalClient(AuthService, stack.authUrl, stack.internalSecret);
+  billing = internalClient(BillingService, stack.billingUrl, stack.internalSecret);
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe("the generation path", () => {
+  it("generates a url image of the requested size and charges exactly the listed price", async () => {
+    const { accountId, key } = await newFundedKey(5n);
+    const before = await available(accountId);
+    const { data: result, response } = await sdk(key)
+      .images.generate({ model: "beta", prompt: "a red fox in the snow", size: "1536x1024" })
+      .withResponse();
+    const requestId = response.headers.get("x-gateway-request-id")!;
+    expect(requestId).toMatch(REQUEST_ID);
+    expect(response.headers.get("x-request-id")).toBe(requestId);
+    expect(result.data).toHaveLength(1);
+    const url = result.data![0]!.url!;
+    expect(url.startsWith(`${stack.edgeUrl}/v1/files/`)).toBe(true);
+    expect(result.data![0]!.b64_json).toBeUndefined();
+    const download = await fetch(url);
+    expect(download.status).toBe(200);
+    expect(download.headers.get("content-type")).toBe("image/png");
+    const meta = await sharp(Buffer.from(await download.arrayBuffer())).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(["png", 1536, 1024]);
+
+    const cost = await settledCost(requestId);
+    expect(cost).toMatchObject({ request_id: requestId, status: "charged", model: "beta", size: "1536x1024", tier: "1K", amount_usd: "0.020000", amount_micros: 20000, images_delivered: 1 });
+    expect(await available(accountId)).toBe(before - BETA_1K_MICROS);
+    const balance = (await billing.getBalance({ accountId })).balance!;
+    expect(balance.balanceMicros).toBe(5_000_000n - BETA_1K_MICROS);
+    expect(balance.heldMicros).toBe(0n);
+  });
+
+  it("returns b64_json instead of url when asked, and charges again", async () => {
+    const { accountId, key } = await newFundedKey(5n);
+    const { data: result, response } = await sdk(key)
+      .images.generate({ model: "beta", prompt: "a lighthouse", response_format: "b64_json" })
+      .withResponse();
+    expect(result.data![0]!.url).toBeUndefined();
+    const meta = await sharp(Buffer.from(result.data![0]!.b64_json!, "base64")).metadata();
+    expect([meta.width, meta.height]).toEqual([1024, 1024]);
+    expect((await settledCost(response.headers.get("x-gateway-request-id")!)).status).toBe("charged");
+    expect(await available(accountId)).toBe(5_000_000n - BETA_1K_MICROS);
+  });
+
+  it("charges the 2K price for a 2K size", async () => {
+    const { accountId, key } = await newFundedKey(5n);
+    const { response } = await sdk(key).images.generate({ model: "beta-2.1", prompt: "a wide valley", size: "2k", response_format: "b64_json" }).withResponse();
+    const cost = await settledCost(response.headers.get("x-gateway-request-id")!);
+    expect(cost).toMatchObject({ tier: "2K", amount_usd: "0.060000" });
+    expect(await available(accountId)).toBe(5_000_000n - 60_000n);
+  });
+
+  it("answers a refusal with 502 async_image_failed, not retryable, and charges nothing", async () => {
+    const { accountId, key } = await newFundedKey(5n);
+    const response = await post({ model: "beta", prompt: "a cat [sandbox:refuse]" }, { authorization: `Bearer ${key}` });
+    expect(response.status).toBe(502);
+    expect(response.headers.get("x-should-retry")).toBe("false");
+    const body = await json(response);
+    const requestId = response.headers.get("x-gateway-request-id")!;
+    expect(body.error).toMatchObject({ type: "gateway_error", code: "async_image_failed" });
+    expect(body.error.message.endsWith(`(request id: ${requestId})`)).toBe(true);
+    const cost = await settledCost(requestId);
+    expect(cost).toMatchObject({ status: "not_charged", amount_usd: "0.000000" });
+    expect(await available(accountId)).toBe(5_000_000n);
+  });
+
+  it("answers a failed job with 502 async_image_failed through the SDK, charging nothing", async () => {
+    const { accountId, key } = await newFundedKey(5n);
+    const error = await sdk(key).images.generate({ model: "beta", prompt: "[sandbox:fail] a dog" }).catch((caught) => caught);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect(error.status).toBe(502);
+    expect(error.code).toBe("async_image_failed");
+    const cost = await settledCost(error.headers.get("x-gateway-request-id"));
+    expect(cost.status).toBe("not_charged");
+    expect(await available(accountId)).toBe(5_000_000n);
+  });
+
+  it("refuses a key with no balance with 403 insufficient_user_quota and holds nothing", async () => {
+    const { accountId, key } = await newFundedKey(0n);
+    const error = await sdk(key).images.generate({ model: "beta", prompt: "a bird" }).catch((caught) => caught);
+    expect(error.status).toBe(403);
+    expect(error.code).toBe("insufficient_user_quota");
+    expect(error.error.type).toBe("gateway_error");
+    const balance = (await billing.getBalance({ accountId })).balance!;
+    expect([balance.balanceMicros, balance.heldMicros]).toEqual([0n, 0n]);
+  });
+
+  it("refuses a request with no key with 401 saying no token was provided", async () => {
+    const response = await post({ model: "beta", prompt: "x" });
+    expect(response.status).toBe(401);
+    const body = await json(response);
+    expect(body.error.type).toBe("gateway_error");
+    expect(body.error.code).toBe("missing_api_key");
+    expect(body.error.message).toMatch(/no token was provided/i);
+    expect(response.headers.get("x-gateway-request-id")).toMatch(REQUEST_ID);
+  });
+
+  it("refuses malformed and unknown keys with 401", async () => {
+    for (const authorization of ["Bearer td-short", "Bearer sk-abc", "Basic dXNlcjpwYXNz", `Bearer td-${"A".repeat(43)}`]) {
+      const response = await post({ model: "beta", prompt: "x" }, { authorization });
+      expect(response.status, authorization).toBe(401);
+      expect((await json(response)).error.code).toBe("invalid_api_key");
+    }
+  });
+
+  it("checks the key before the body: a bad body without a key is 401", async () => {
+    expect((await post({ prompt: "no model" })).status).toBe(401);
+  });
+
+  it("validates the request with 400s in the spec's shape", async () => {
+    const { key } = await newFundedKey(1n);
+    const cases: Array<[unknown, string]> = [
+      [{ prompt: "x" }, "missing_field"],
+      [{ model: "beta" }, "missing_field"],
+      [{ model: "gamma-9", prompt: "x" }, "unknown_model"],
+      [{ model: "beta", prompt: "x", size: "0x0" }, "invalid_size"],
+      [{ model: "beta", prompt: "x", size: "99999x1" }, "invalid_size"],
+      [{ model: "beta", prompt: "x", style: "vivid" }, "unknown_field"],
+      [{ model: "beta", prompt: "x", n: 99 }, "invalid_field"],
+      [{ model: "beta", prompt: "x", quality: "ultra" }, "invalid_field"],
+      [{ model: "beta", prompt: "x", response_format: "png" }, "invalid_field"],
+      [{ model: "beta-2-lite", prompt: "x", size: "2048x2048" }, "tier_not_offered"],
+      ["{not json", "invalid_json"],
+    ];
+    for (const [body, code] of cases) {
+      const response = await post(body, { authorization: `Bearer ${key}` });
+      const answer = await json(response);
+      expect([response.status, answer.error.code], JSON.stringify(body)).toEqual([400, code]);
+      expect(answer.error.type).toBe("gateway_error");
+      expect(answer.error.message).toMatch(/\(request id: req_[A-Za-z0-9_-]{22}\)$/);
+    }
+    const tier = await json(await post({ model: "beta-2-lite", prompt: "x", size: "4k" }, { authorization: `Bearer ${key}` }));
+    expect(tier.error.message).toContain("4K");
+  });
+
+  it("accepts quality for beta models without changing the price", async () => {
+    const { accountId, key } = await newFundedKey(1n);
+    await sdk(key).images.generate({ model: "beta", prompt: "x", quality: "high", response_format: "b64_json" });
+    expect(await available(accountId)).toBe(1_000_000n - BETA_1K_MICROS);
+  });
+
+  it("lists the six model ids, labelled as sandbox", async () => {
+    const { key } = await newFundedKey(0n);
+    const models = await sdk(key).models.list();
+    const ids = models.data.map((model) => model.id).sort();
+    expect(ids).toEqual(["alpha-2.5-flare", "alpha-2.5-sunburst", "beta", "beta-2-lite", "beta-2.1", "beta-pro"]);
+    expect(models.data.every((model) => model.owned_by === "orvado-sandbox")).toBe(true);
+  });
+
+  it("answers unknown routes, unknown costs and edits in the spec's error shape with a request id", async () => {
+    const missingRoute = await fetch(`${stack.edgeUrl}/v1/nothing-here`);
+    expect(missingRoute.status).toBe(404);
+    expect((await json(missingRoute)).error).toMatchObject({ type: "gateway_error", code: "not_found" });
+    expect(missingRoute.headers.get("x-gateway-request-id")).toMatch(REQUEST_ID);
+    const unknownCost = await fetch(`${stack.edgeUrl}/api/cost/request/req_AAAAAAAAAAAAAAAAAAAAAA`);
+    expect(unknownCost.status).toBe(404);
+    expect((await json(unknownCost)).error.code).toBe("not_found");
+    const edits = await fetch(`${stack.edgeUrl}/v1/images/edits`, { method: "POST" });
+    expect(edits.status).toBe(400);
+    expect((await json(edits)).error.code).toBe("edits_not_available");
+  });
+
+  it("refuses tampered and unknown image links", async () => {
+    const { key } = await newFundedKey(1n);
+    const result = await sdk(key).images.generate({ model: "beta", prompt: "x" });
+    const url = new URL(result.data![0]!.url!);
+    url.searchParams.set("sig", "AAAA" + url.searchParams.get("sig")!.slice(4));
+    expect((await fetch(url)).status).toBe(404);
+    const expired = new URL(result.data![0]!.url!);
+    expired.searchParams.set("expires", "1");
+    expect((await fetch(expired)).status).toBe(404);
+  });
+});

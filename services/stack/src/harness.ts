@@ -1,0 +1,42 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createLogger } from "@orvado/core";
+import { freshDatabase } from "@orvado/testkit";
+import { startStack, type RunningStack } from "./index.ts";
+
+export interface TestStack extends RunningStack {
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+/** The whole set on ephemeral loopback ports, a fresh database and a temporary data dir. */
+export async function startTestStack(extraEnv: NodeJS.ProcessEnv = {}): Promise<TestStack> {
+  const database = await freshDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), "orvado-test-"));
+  const stack = await startStack({
+    env: {
+      ORVADO_DATA_DIR: dataDir,
+      DATABASE_URL: database.url,
+      PORT: "0",
+      AUTH_PORT: "0",
+      BILLING_PORT: "0",
+      GENERATION_PORT: "0",
+      ORVADO_PRICES_FILE: new URL("../../../config/prices.json", import.meta.url).pathname,
+      ORVADO_MODELS_FILE: new URL("../../../config/models.json", import.meta.url).pathname,
+      ORVADO_ADMIN_EMAIL: "admin@example.test",
+      ORVADO_ADMIN_PASSWORD: "admin-password-1",
+      ...extraEnv,
+    },
+    logger: createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent"),
+  });
+  return {
+    ...stack,
+    dataDir,
+    async close() {
+      await stack.stop();
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,20 @@
+// `npm start`: the whole service set with embedded defaults on one machine.
+import { createLogger, stopOnSignal } from "@orvado/core";
+import { startStack } from "./index.ts";
+
+const logger = createLogger("orvado", process.env.LOG_LEVEL ?? "info");
+const stack = await startStack({ logger });
+const banner = [
+  "",
+  "Orvado is running.",
+  `  API (OpenAI-compatible):  ${stack.edgeUrl}/v1`,
+  `  Console:                  ${stack.edgeUrl}/console`,
+  `  Cost lookup:              ${stack.edgeUrl}/api/cost/request/<request id>`,
+  `  Internal gRPC:            auth ${stack.authUrl}, billing ${stack.billingUrl}, generation ${stack.generationUrl}`,
+  "  Models are served by the SANDBOX renderer until upstream channels are configured.",
+  "  Next: npx orvado accounts create --email you@example.com --password '…'   (see README)",
+  "  Ctrl-C stops after the jobs in flight finish.",
+  "",
+];
+process.stdout.write(banner.join("\n") + "\n");
+stopOnSignal(stack, logger);

@@ -1,0 +1,229 @@
+import { parseArgs } from "node:util";
+import { isRequestId, usdToMicros } from "@orvado/core";
+import { GROUPS, globalUsage, groupUsage, type Group } from "./usage.ts";
+
+export type Command =
+  | { name: "accounts create"; email: string; password: string; admin: boolean }
+  | { name: "accounts topup"; accountId: string; amountMicros: bigint; note: string }
+  | { name: "accounts show"; accountId: string }
+  | {
+      name: "keys create";
+      accountId: string;
+      keyName: string;
+      limitMicros: bigint | null;
+      expiresDays: number | null;
+      models: string[];
+    }
+  | { name: "cost"; requestId: string }
+  | { name: "prices list" };
+
+export type Parsed =
+  | { kind: "run"; command: Command }
+  | { kind: "help"; text: string }
+  // message is one line, without the "orvado: " prefix, ending in a --help hint.
+  | { kind: "error"; message: string };
+
+type OptionKind = "string" | "boolean";
+
+interface Spec {
+  options: Record<string, OptionKind>;
+  /** Names of the positional arguments, all required. */
+  positionals: string[];
+}
+
+const SUBCOMMANDS: Record<Group, Record<string, Spec>> = {
+  accounts: {
+    create: { options: { email: "string", password: "string", admin: "boolean" }, positionals: [] },
+    topup: { options: { account: "string", usd: "string", note: "string" }, positionals: [] },
+    show: { options: { account: "string" }, positionals: [] },
+  },
+  keys: {
+    create: {
+      options: { account: "string", name: "string", "limit-usd": "string", "expires-days": "string", models: "string" },
+      positionals: [],
+    },
+  },
+  // Groups with a single action take it without a subcommand word.
+  cost: { "": { options: {}, positionals: ["request_id"] } },
+  prices: { list: { options: {}, positionals: [] } },
+};
+
+const MAX_EXPIRES_DAYS = 3650;
+const MAX_TEXT = 500;
+
+class ArgError extends Error {}
+
+const isHelp = (arg: string) => arg === "--help" || arg === "-h";
+
+export function parseCommandLine(argv: string[]): Parsed {
+  const [first, ...rest] = argv;
+  if (first === undefined) return error("missing command", null);
+  if (isHelp(first) || first === "help") return helpFor(rest[0]);
+  if (!(GROUPS as readonly string[]).includes(first)) {
+    return error(first.startsWith("-") ? `unknown option ${first}` : `unknown command '${first}'`, null);
+  }
+  const group = first as Group;
+  const actions = SUBCOMMANDS[group];
+  let action = "";
+  let args = rest;
+  if (!("" in actions)) {
+    const [sub, ...more] = rest;
+    if (sub === undefined || sub.startsWith("-")) {
+      if (sub !== undefined && isHelp(sub)) return { kind: "help", text: groupUsage(group) };
+      return error(`'${group}' needs one of: ${Object.keys(actions).join(", ")}`, group);
+    }
+    if (!(sub in actions)) return error(`unknown command '${group} ${sub}'`, group);
+    action = sub;
+    args = more;
+  }
+  // Help wins over any other mistake on the line, so a half-typed command can still ask for it.
+  const terminator = args.indexOf("--");
+  if ((terminator === -1 ? args : args.slice(0, terminator)).some(isHelp)) {
+    return { kind: "help", text: groupUsage(group) };
+  }
+  try {
+    const values = readOptions(args, actions[action]!, `${group}${action ? ` ${action}` : ""}`);
+    return { kind: "run", command: build(group, action, values) };
+  } catch (caught) {
+    if (caught instanceof ArgError) return error(caught.message, group);
+    throw caught;
+  }
+}
+
+function helpFor(group: string | undefined): Parsed {
+  if (group === undefined) return { kind: "help", text: globalUsage() };
+  if ((GROUPS as readonly string[]).includes(group)) return { kind: "help", text: groupUsage(group as Group) };
+  return error(`unknown command '${group}'`, null);
+}
+
+function error(message: string, group: Group | null): Parsed {
+  return { kind: "error", message: `${message} (see 'orvado ${group ? `${group} ` : ""}--help')` };
+}
+
+interface Values {
+  options: Map<string, string | true>;
+  positionals: string[];
+}
+
+/**
+ * parseArgs in strict mode reports mistakes as multi-line messages and refuses
+ * `--usd -1`; reading its tokens lets every mistake become one clear line and a
+ * negative amount reach the amount check.
+ */
+function readOptions(args: string[], spec: Spec, command: string): Values {
+  const config = Object.fromEntries(Object.entries(spec.options).map(([name, type]) => [name, { type }]));
+  const { tokens } = parseArgs({ args, options: config, strict: false, allowPositionals: true, tokens: true });
+  const options = new Map<string, string | true>();
+  const positionals: string[] = [];
+  for (const token of tokens) {
+    if (token.kind === "positional") positionals.push(token.value);
+    if (token.kind !== "option") continue;
+    const kind = spec.options[token.name];
+    // Only long options exist: "-a" must not quietly mean something.
+    if (kind === undefined || !token.rawName.startsWith("--")) {
+      throw new ArgError(`unknown option ${token.rawName} for '${command}'`);
+    }
+    if (options.has(token.name)) throw new ArgError(`--${token.name} is given more than once`);
+    if (kind === "boolean") {
+      if (token.value !== undefined) throw new ArgError(`--${token.name} takes no value`);
+      options.set(token.name, true);
+      continue;
+    }
+    const value = token.value;
+    // "--name --admin" means the value was forgotten, not a name starting with dashes.
+    const swallowedOption = !token.inlineValue && value?.startsWith("--") && value.slice(2) in spec.options;
+    if (value === undefined || swallowedOption) throw new ArgError(`--${token.name} needs a value`);
+    options.set(token.name, value);
+  }
+  if (positionals.length > spec.positionals.length) {
+    throw new ArgError(`unexpected argument '${positionals[spec.positionals.length]}' for '${command}'`);
+  }
+  const missing = spec.positionals[positionals.length];
+  if (missing !== undefined) throw new ArgError(`'${command}' needs <${missing}>`);
+  return { options, positionals };
+}
+
+function build(group: Group, action: string, values: Values): Command {
+  const text = (name: string) => {
+    const value = values.options.get(name);
+    if (value === undefined) return undefined;
+    if (typeof value !== "string" || value.trim() === "") throw new ArgError(`--${name} needs a value`);
+    if (value.length > MAX_TEXT) throw new ArgError(`--${name} is longer than ${MAX_TEXT} characters`);
+    return value;
+  };
+  const required = (name: string) => {
+    const value = text(name);
+    if (value === undefined) throw new ArgError(`--${name} is required`);
+    return value;
+  };
+  switch (`${group} ${action}`) {
+    case "accounts create":
+      return {
+        name: "accounts create",
+        email: email(required("email")),
+        password: required("password"),
+        admin: values.options.get("admin") === true,
+      };
+    case "accounts topup": {
+      const amountMicros = usd("usd", required("usd"));
+      if (amountMicros === 0n) throw new ArgError("--usd must be more than 0");
+      return { name: "accounts topup", accountId: required("account").trim(), amountMicros, note: text("note") ?? "" };
+    }
+    case "accounts show":
+      return { name: "accounts show", accountId: required("account").trim() };
+    case "keys create": {
+      const limit = text("limit-usd");
+      const days = text("expires-days");
+      const models = text("models");
+      return {
+        name: "keys create",
+        accountId: required("account").trim(),
+        keyName: text("name") ?? "",
+        limitMicros: limit === undefined ? null : usd("limit-usd", limit),
+        expiresDays: days === undefined ? null : expiresDays(days),
+        models: models === undefined ? [] : modelList(models),
+      };
+    }
+    case "cost ": {
+      const requestId = values.positionals[0]!;
+      if (!isRequestId(requestId)) {
+        throw new ArgError(`'${requestId}' is not a request id (req_ followed by 22 characters)`);
+      }
+      return { name: "cost", requestId };
+    }
+    case "prices list":
+      return { name: "prices list" };
+  }
+  throw new Error(`no builder for '${group} ${action}'`);
+}
+
+function usd(flag: string, text: string): bigint {
+  const micros = usdToMicros(text);
+  if (micros === null) {
+    throw new ArgError(`--${flag} must be a non-negative USD amount with at most 6 decimals, like 12.50 (got '${text}')`);
+  }
+  return micros;
+}
+
+function email(text: string): string {
+  const trimmed = text.trim();
+  // Auth owns the real rules; this only catches a value typed into the wrong flag.
+  if (!/^[^\s@]+@[^\s@]+$/.test(trimmed)) throw new ArgError(`--email must be an email address (got '${text}')`);
+  return trimmed;
+}
+
+function expiresDays(text: string): number {
+  const days = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!Number.isSafeInteger(days) || days < 1 || days > MAX_EXPIRES_DAYS) {
+    throw new ArgError(`--expires-days must be a whole number of days from 1 to ${MAX_EXPIRES_DAYS} (got '${text}')`);
+  }
+  return days;
+}
+
+function modelList(text: string): string[] {
+  const models = text.split(",").map((model) => model.trim());
+  if (models.some((model) => model === "")) {
+    throw new ArgError(`--models must be model ids separated by commas, like m1,m2 (got '${text}')`);
+  }
+  return [...new Set(models)];
+}

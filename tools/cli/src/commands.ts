@@ -1,0 +1,153 @@
+import { microsToUsd } from "@orvado/core";
+import { AuthService, BillingService, Role } from "@orvado/proto";
+import { ConnectError, type Client } from "@orvado/rpc";
+import type { Command } from "./args.ts";
+import { balanceJson, costJson, isoTime, priceJson, roleText, usdOrNull, type Json } from "./format.ts";
+
+export interface Clients {
+  auth: Client<typeof AuthService>;
+  billing: Client<typeof BillingService>;
+}
+
+export interface CommandContext {
+  clients: Clients;
+  now(): number;
+  newTopUpId(): string;
+}
+
+export type ServiceName = keyof Clients;
+
+/** A call that failed, with what the operator was doing, for a message that makes sense. */
+export class RpcFailure extends Error {
+  constructor(
+    readonly what: string,
+    readonly service: ServiceName,
+    readonly error: ConnectError,
+  ) {
+    super(`${what}: ${error.message}`);
+  }
+}
+
+// A stuck service must not hang an operator's shell (or a script) forever.
+const CALL_TIMEOUT_MS = 15_000;
+const CALL = { timeoutMs: CALL_TIMEOUT_MS };
+const DAY_MS = 86_400_000;
+
+async function call<T>(service: ServiceName, what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw new RpcFailure(what, service, ConnectError.from(error));
+  }
+}
+
+/** A response without its main message is a broken service, not a refusal. */
+function present<T>(value: T | undefined, service: ServiceName, what: string): T {
+  if (value === undefined) throw new Error(`${what}: the ${service} service answered without a result`);
+  return value;
+}
+
+type Out = { [key: string]: Json };
+
+export async function createAccount(ctx: CommandContext, cmd: Extract<Command, { name: "accounts create" }>): Promise<Out> {
+  const what = `creating account ${cmd.email}`;
+  const response = await call("auth", what, () =>
+    ctx.clients.auth.createAccount(
+      { email: cmd.email, password: cmd.password, role: cmd.admin ? Role.ADMIN : Role.USER },
+      CALL,
+    ),
+  );
+  const account = present(response.account, "auth", what);
+  return { account_id: account.accountId, email: account.email, role: roleText(account.role) };
+}
+
+export async function topUp(ctx: CommandContext, cmd: Extract<Command, { name: "accounts topup" }>): Promise<Out> {
+  const topUpId = ctx.newTopUpId();
+  // The id is in the message so an operator who saw a timeout can find out whether it applied.
+  const what = `topping up account ${cmd.accountId} by ${microsToUsd(cmd.amountMicros)} USD (top_up_id ${topUpId})`;
+  const response = await call("billing", what, () =>
+    ctx.clients.billing.topUp(
+      { accountId: cmd.accountId, amountMicros: cmd.amountMicros, note: cmd.note, topUpId },
+      CALL,
+    ),
+  );
+  const balance = present(response.balance, "billing", what);
+  return { account_id: balance.accountId, ...balanceJson(balance), top_up_id: topUpId };
+}
+
+export async function showAccount(ctx: CommandContext, cmd: Extract<Command, { name: "accounts show" }>): Promise<Out> {
+  const lookup = `looking up account ${cmd.accountId}`;
+  // Auth first: an unknown account is reported as such rather than as an empty balance.
+  const { account } = await call("auth", lookup, () =>
+    ctx.clients.auth.getAccount({ accountId: cmd.accountId }, CALL),
+  );
+  const found = present(account, "auth", lookup);
+  const balanceWhat = `reading the balance of account ${cmd.accountId}`;
+  const { balance } = await call("billing", balanceWhat, () =>
+    ctx.clients.billing.getBalance({ accountId: cmd.accountId }, CALL),
+  );
+  return {
+    account_id: found.accountId,
+    email: found.email,
+    role: roleText(found.role),
+    disabled: found.disabled,
+    ...balanceJson(present(balance, "billing", balanceWhat)),
+  };
+}
+
+export async function createKey(ctx: CommandContext, cmd: Extract<Command, { name: "keys create" }>): Promise<Out> {
+  const what = `creating a key for account ${cmd.accountId}`;
+  const expiresAt = cmd.expiresDays === null ? undefined : BigInt(ctx.now() + cmd.expiresDays * DAY_MS);
+  const response = await call("auth", what, () =>
+    ctx.clients.auth.createKey(
+      {
+        accountId: cmd.accountId,
+        name: cmd.keyName,
+        limitMicros: cmd.limitMicros ?? undefined,
+        expiresAtUnixMs: expiresAt,
+        models: cmd.models,
+      },
+      CALL,
+    ),
+  );
+  const key = present(response.key, "auth", what);
+  return {
+    key: response.secret,
+    key_id: key.keyId,
+    name: key.name,
+    limit_usd: usdOrNull(key.limitMicros),
+    expires_at: isoTime(key.expiresAtUnixMs),
+    models: key.models,
+    note: "Shown once: store it now",
+  };
+}
+
+export async function getCost(ctx: CommandContext, cmd: Extract<Command, { name: "cost" }>): Promise<Out> {
+  const what = `looking up the cost of ${cmd.requestId}`;
+  const response = await call("billing", what, () =>
+    ctx.clients.billing.getCost({ requestId: cmd.requestId }, CALL),
+  );
+  return costJson(present(response.cost, "billing", what));
+}
+
+export async function listPrices(ctx: CommandContext): Promise<Out> {
+  const response = await call("billing", "listing prices", () => ctx.clients.billing.listPrices({}, CALL));
+  return { prices: response.prices.map(priceJson) };
+}
+
+export function runCommand(ctx: CommandContext, cmd: Command): Promise<Out> {
+  switch (cmd.name) {
+    case "accounts create":
+      return createAccount(ctx, cmd);
+    case "accounts topup":
+      return topUp(ctx, cmd);
+    case "accounts show":
+      return showAccount(ctx, cmd);
+    case "keys create":
+      return createKey(ctx, cmd);
+    case "cost":
+      return getCost(ctx, cmd);
+    case "prices list":
+      return listPrices(ctx);
+  }
+}

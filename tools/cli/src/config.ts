@@ -1,0 +1,64 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { z } from "zod";
+import { parseEnv } from "@orvado/core";
+
+// The only module that reads the environment (and the secrets file it points to).
+
+export interface CliConfig {
+  authUrl: string;
+  billingUrl: string;
+  secret: string;
+}
+
+/** The operator must fix the setup; the CLI exits 2 with this message. */
+export class ConfigError extends Error {}
+
+const schema = z.object({
+  ORVADO_AUTH_URL: z.url().default("http://127.0.0.1:7101"),
+  ORVADO_BILLING_URL: z.url().default("http://127.0.0.1:7102"),
+  ORVADO_INTERNAL_SECRET: z.string().optional(),
+  ORVADO_DATA_DIR: z.string().min(1).default("./data"),
+});
+
+const secretsFileSchema = z.object({ internalSecret: z.string().min(1) });
+
+export function loadConfig(env: NodeJS.ProcessEnv): CliConfig {
+  let parsed: z.infer<typeof schema>;
+  try {
+    parsed = parseEnv(schema, env);
+  } catch (error) {
+    // parseEnv lists each problem on its own line; the CLI promises one.
+    throw new ConfigError((error as Error).message.replace(/\s*\n\s*/g, " "));
+  }
+  const fromEnv = parsed.ORVADO_INTERNAL_SECRET;
+  const secret = fromEnv !== undefined && fromEnv !== "" ? fromEnv : readSecretsFile(parsed.ORVADO_DATA_DIR);
+  return { authUrl: parsed.ORVADO_AUTH_URL, billingUrl: parsed.ORVADO_BILLING_URL, secret };
+}
+
+/** Reads the secret `npm start` wrote for the embedded default, so a local operator needs no setup. */
+function readSecretsFile(dataDir: string): string {
+  const path = resolve(dataDir, "secrets.json");
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+      throw new ConfigError(
+        `no internal secret: set ORVADO_INTERNAL_SECRET, or run from the directory where \`npm start\` runs (looked for ${path})`,
+      );
+    }
+    throw new ConfigError(`cannot read ${path}: ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ConfigError(`${path} is not valid JSON; set ORVADO_INTERNAL_SECRET instead`);
+  }
+  const secrets = secretsFileSchema.safeParse(json);
+  if (!secrets.success) {
+    throw new ConfigError(`${path} has no "internalSecret"; set ORVADO_INTERNAL_SECRET instead`);
+  }
+  return secrets.data.internalSecret;
+}

@@ -1,0 +1,60 @@
+// Help text lives apart from the parser so args.ts stays about rules, not prose.
+
+const ENVIRONMENT = `Environment:
+  ORVADO_AUTH_URL         auth service (default http://127.0.0.1:7101)
+  ORVADO_BILLING_URL      billing service (default http://127.0.0.1:7102)
+  ORVADO_INTERNAL_SECRET  the services' shared secret; when unset it is read from
+                          <ORVADO_DATA_DIR or ./data>/secrets.json, written by \`npm start\``;
+
+const ACCOUNTS = `Accounts:
+  orvado accounts create --email E --password P [--admin]
+      Create an account (role "user", or "admin" with --admin).
+  orvado accounts topup --account A --usd 12.50 [--note TEXT]
+      Add prepaid USD (up to 6 decimal places) to an account's balance.
+  orvado accounts show --account A
+      Show an account with its balance, held and available amounts.`;
+
+const KEYS = `Keys:
+  orvado keys create --account A [--name N] [--limit-usd X] [--expires-days D] [--models m1,m2]
+      Create an API key. The key is printed once and cannot be shown again.
+      --limit-usd caps what the key may spend; --models limits it to those model ids.`;
+
+const COST = `Cost:
+  orvado cost <request_id>
+      Show what a request cost (status pending, charged or not_charged).`;
+
+const PRICES = `Prices:
+  orvado prices list
+      List the price of one image for each model and size tier.`;
+
+const OUTPUT = `Every command prints one JSON object on stdout. Amounts are given twice: *_usd as a
+decimal string with 6 places and *_micros as an integer string of micro-USD.
+Exit codes: 0 done, 1 a service refused or could not be reached, 2 bad arguments or config.`;
+
+export const GROUPS = ["accounts", "keys", "cost", "prices"] as const;
+export type Group = (typeof GROUPS)[number];
+
+const SECTIONS: Record<Group, string> = { accounts: ACCOUNTS, keys: KEYS, cost: COST, prices: PRICES };
+
+export function globalUsage(): string {
+  return `orvado: the Orvado operator's command line
+
+Usage: orvado <command> [options]    (orvado <command> --help for one command)
+
+${ACCOUNTS}
+
+${KEYS}
+
+${COST}
+
+${PRICES}
+
+${OUTPUT}
+
+${ENVIRONMENT}
+`;
+}
+
+export function groupUsage(group: Group): string {
+  return `Usage:\n\n${SECTIONS[group]}\n\n${OUTPUT}\n\n${ENVIRONMENT}\n`;
+}
