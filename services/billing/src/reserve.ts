@@ -36,6 +36,9 @@ const quotaRefusal = (message: string) => ({ refusal: refusal(ErrorCode.INSUFFIC
 export async function reserve(db: Db, input: ReserveInput, holdTtlMs: number): Promise<ReserveOutcome> {
   const tier = tierName(input.tier);
   return db.tx(async (q) => {
+    // Calls for one request id take turns, so a retry that races the first call
+    // sees its committed hold below instead of being refused for the money it holds.
+    await q.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`orvado.billing.reserve:${input.requestId}`]);
     const existing = await existingHold(q, input.requestId);
     if (existing) return { hold: existing };
     const unitPriceMicros = await priceFor(q, input.model, tier);

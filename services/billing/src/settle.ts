@@ -23,10 +23,14 @@ interface OpenRecord {
   settled_by: "completed" | "failed" | "expired" | null;
 }
 
-/** Which settlements may still change a record settled by `current`. */
+/**
+ * Which settlements may still change a record settled by `current`. A completed
+ * always wins over an earlier expiry or failed (the images were delivered), so
+ * the outcome never depends on the order the events arrive in.
+ */
 function mayApply(current: OpenRecord["settled_by"], next: Settlement["kind"]): boolean {
   if (current === null) return true;
-  return current === "expired" && next === "completed";
+  return current !== "completed" && next === "completed";
 }
 
 export async function settle(db: Db, requestId: string, settlement: Settlement): Promise<SettleResult> {

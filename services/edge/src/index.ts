@@ -19,5 +19,19 @@ export async function startEdge(config: EdgeConfig, deps: { logger: Logger }): P
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
-  return { url: `http://${config.host}:${port}`, port, stop: () => app.close() };
+  return { url: `http://${config.host}:${port}`, port, stop: () => closeGracefully(app) };
+}
+
+/**
+ * Fastify closes the connections that are idle when close() is called; a
+ * keep-alive connection whose long request finishes later would hold the close
+ * open until its keep-alive timeout. Close those too as they fall idle.
+ */
+async function closeGracefully(app: ReturnType<typeof buildEdgeApp>): Promise<void> {
+  const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(sweep);
+  }
 }
