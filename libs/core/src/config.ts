@@ -15,3 +15,9 @@ export const flagSchema = z
   .string()
   .optional()
   .transform((text) => text !== undefined && ["1", "true", "yes"].includes(text.toLowerCase()));
+
+/** "a:9092, b:9092" -> ["a:9092", "b:9092"]; empty text -> []. */
+export const commaListSchema = z
+  .string()
+  .default("")
+  .transform((text) => text.split(",").map((item) => item.trim()).filter(Boolean));

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseEnv, portSchema } from "@orvado/core";
+import { commaListSchema, parseEnv, portSchema } from "@orvado/core";
 
 export interface BillingConfig {
   host: string;
@@ -21,7 +21,7 @@ const schema = z.object({
   ORVADO_PRICES_FILE: z.string().default("./config/prices.json"),
   BILLING_HOLD_TTL_MS: z.coerce.number().int().min(1000).default(15 * 60_000),
   BILLING_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
-  KAFKA_BROKERS: z.string().default(""),
+  KAFKA_BROKERS: commaListSchema,
 });
 
 export function loadBillingConfig(env: NodeJS.ProcessEnv = process.env): BillingConfig {
@@ -34,6 +34,6 @@ export function loadBillingConfig(env: NodeJS.ProcessEnv = process.env): Billing
     pricesFile: parsed.ORVADO_PRICES_FILE,
     holdTtlMs: parsed.BILLING_HOLD_TTL_MS,
     sweepIntervalMs: parsed.BILLING_SWEEP_INTERVAL_MS,
-    kafkaBrokers: parsed.KAFKA_BROKERS.split(",").map((broker) => broker.trim()).filter(Boolean),
+    kafkaBrokers: parsed.KAFKA_BROKERS,
   };
 }

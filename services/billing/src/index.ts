@@ -35,10 +35,9 @@ export async function startBilling(config: BillingConfig, deps: { db: Db; stream
     port: config.port,
     secret: config.internalSecret,
     serviceNames: [BillingService.typeName],
-    routes: billingRoutes(db, config.holdTtlMs),
+    routes: billingRoutes(db, config.holdTtlMs, relay),
     logger,
   });
-  // Reservations emit `reserved` through the outbox: publish it right after each call commits.
   return {
     rpc,
     async stop() {

@@ -24,7 +24,7 @@ const balanceMessage = (balance: BalanceView) => ({
   availableMicros: balance.availableMicros,
 });
 
-export function billingRoutes(db: Db, holdTtlMs: number) {
+export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }) {
   return (router: ConnectRouter) =>
     router.service(BillingService, {
       async reserve(req) {
@@ -49,6 +49,7 @@ export function billingRoutes(db: Db, holdTtlMs: number) {
           },
           holdTtlMs,
         );
+        if ("hold" in outcome) relay.poke(); // publish `reserved` now, not at the next poll
         return "hold" in outcome
           ? { result: { case: "hold", value: outcome.hold } }
           : { result: { case: "refusal", value: outcome.refusal } };

@@ -30,6 +30,9 @@ describe("checkImageRequestBody", () => {
       { model: "beta", prompt: ["x"] },
       { model: "beta", prompt: "x", n: "2" },
       { model: "beta", prompt: "x", n: 1.5 },
+      { model: "beta", prompt: "x", n: -1 },
+      { model: "beta", prompt: "x", n: 0 },
+      { model: "beta", prompt: "x", n: 1e300 },
       { model: "beta", prompt: "x", size: 1024 },
       { model: "beta", prompt: "x", response_format: "png" },
     ]) {

@@ -37,8 +37,9 @@ export function checkImageRequestBody(body: unknown): BodyCheck {
     if (value !== undefined && value !== null && typeof value !== "string") return fail(ErrorCode.INVALID_FIELD, `${name} must be a string`);
   }
   const n = fields.n;
-  if (n !== undefined && n !== null && !(typeof n === "number" && Number.isInteger(n))) {
-    return fail(ErrorCode.INVALID_FIELD, "n must be an integer");
+  // The upper bound is generation's (configurable); below 1 is never an image count.
+  if (n !== undefined && n !== null && !(typeof n === "number" && Number.isSafeInteger(n) && n >= 1)) {
+    return fail(ErrorCode.INVALID_FIELD, "n must be a positive integer");
   }
   const format = (fields.response_format ?? "url") as string;
   const responseFormat = FORMATS[format];

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseEnv, portSchema } from "@orvado/core";
+import { commaListSchema, parseEnv, portSchema } from "@orvado/core";
 
 export interface GenerationConfig {
   host: string;
@@ -29,7 +29,7 @@ const schema = z.object({
   GENERATION_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(86_400),
   GENERATION_JOB_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(600_000),
   GENERATION_MAX_IMAGES: z.coerce.number().int().min(1).max(10).default(4),
-  KAFKA_BROKERS: z.string().default(""),
+  KAFKA_BROKERS: commaListSchema,
 });
 
 export function loadGenerationConfig(env: NodeJS.ProcessEnv = process.env): GenerationConfig {
@@ -46,6 +46,6 @@ export function loadGenerationConfig(env: NodeJS.ProcessEnv = process.env): Gene
     urlTtlSeconds: parsed.GENERATION_URL_TTL_SECONDS,
     jobTimeoutMs: parsed.GENERATION_JOB_TIMEOUT_MS,
     maxImagesPerRequest: parsed.GENERATION_MAX_IMAGES,
-    kafkaBrokers: parsed.KAFKA_BROKERS.split(",").map((broker) => broker.trim()).filter(Boolean),
+    kafkaBrokers: parsed.KAFKA_BROKERS,
   };
 }

@@ -70,6 +70,7 @@ export class JobRunner {
         imagesRequested: spec.n,
       });
       if (reservation.result.case !== "hold") {
+        slot.release();
         return refused(reservation.result.value ?? (refusal(ErrorCode.INTERNAL_ERROR, "billing gave no answer") as Refusal));
       }
       await recordJobStart(this.deps.db, ids, spec, ResponseFormat[req.responseFormat] ?? "URL", slot.channel.name);

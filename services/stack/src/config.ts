@@ -1,10 +1,11 @@
 import { join, resolve } from "node:path";
 import { z } from "zod";
-import { parseEnv } from "@orvado/core";
+import { commaListSchema, parseEnv } from "@orvado/core";
 
 export interface StackConfig {
   dataDir: string;
   databaseUrl: string;
+  kafkaBrokers: string[];
   internalSecret?: string;
   urlSigningSecret?: string;
 }
@@ -14,6 +15,7 @@ const schema = z.object({
   DATABASE_URL: z.string().optional(),
   ORVADO_INTERNAL_SECRET: z.string().min(16).optional(),
   ORVADO_URL_SIGNING_SECRET: z.string().min(16).optional(),
+  KAFKA_BROKERS: commaListSchema,
 });
 
 export function loadStackConfig(env: NodeJS.ProcessEnv = process.env): StackConfig {
@@ -22,6 +24,7 @@ export function loadStackConfig(env: NodeJS.ProcessEnv = process.env): StackConf
   return {
     dataDir,
     databaseUrl: parsed.DATABASE_URL ?? join(dataDir, "pglite"),
+    kafkaBrokers: parsed.KAFKA_BROKERS,
     internalSecret: parsed.ORVADO_INTERNAL_SECRET,
     urlSigningSecret: parsed.ORVADO_URL_SIGNING_SECRET,
   };

@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import sharp from "sharp";
@@ -225,3 +228,63 @@ describe("the generation path", () => {
     expect((await fetch(expired)).status).toBe(404);
   });
 });
+
+describe("capacity", () => {
+  it("gives the channel slot back when billing refuses, so refusals never starve a model", async () => {
+    const small = await startTestStack({ ORVADO_MODELS_FILE: writeModels(1) });
+    try {
+      const smallAuth = internalClient(AuthService, small.authUrl, small.internalSecret);
+      const smallBilling = internalClient(BillingService, small.billingUrl, small.internalSecret);
+      const { account } = await smallAuth.createAccount({ email: "cap@example.test", password: "long enough pw" });
+      const { secret } = await smallAuth.createKey({ accountId: account!.accountId, name: "t" });
+      const ask = () =>
+        fetch(`${small.edgeUrl}/v1/images/generations`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
+          body: JSON.stringify({ model: "beta", prompt: "x", response_format: "b64_json" }),
+        });
+      for (let i = 0; i < 3; i += 1) expect((await ask()).status).toBe(403);
+      await smallBilling.topUp({ accountId: account!.accountId, amountMicros: 1_000_000n, note: "t" });
+      expect((await ask()).status).toBe(200);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it("answers 503 no_capacity with Retry-After: 60 when every channel is full, charging nothing", async () => {
+    const small = await startTestStack({ ORVADO_MODELS_FILE: writeModels(1) });
+    try {
+      const smallAuth = internalClient(AuthService, small.authUrl, small.internalSecret);
+      const smallBilling = internalClient(BillingService, small.billingUrl, small.internalSecret);
+      const { account } = await smallAuth.createAccount({ email: "full@example.test", password: "long enough pw" });
+      await smallBilling.topUp({ accountId: account!.accountId, amountMicros: 1_000_000n, note: "t" });
+      const { secret } = await smallAuth.createKey({ accountId: account!.accountId, name: "t" });
+      const ask = (prompt: string) =>
+        fetch(`${small.edgeUrl}/v1/images/generations`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
+          body: JSON.stringify({ model: "beta", prompt, response_format: "b64_json" }),
+        });
+      const slow = ask("[sandbox:delay=1500] slow");
+      while (small.generation.jobs.inFlight === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      const full = await ask("second");
+      expect(full.status).toBe(503);
+      expect(full.headers.get("retry-after")).toBe("60");
+      expect((await json(full)).error.code).toBe("no_capacity");
+      expect((await slow).status).toBe(200);
+      const balance = (await smallBilling.getBalance({ accountId: account!.accountId })).balance!;
+      expect(balance.balanceMicros + balance.heldMicros).toBeLessThanOrEqual(1_000_000n);
+      expect(balance.availableMicros).toBe(1_000_000n - BETA_1K_MICROS);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+function writeModels(capacity: number): string {
+  const path = join(mkdtempSync(join(tmpdir(), "orvado-models-")), "models.json");
+  const models = JSON.parse(readFileSync(new URL("../../../config/models.json", import.meta.url), "utf8"));
+  for (const model of models.models) for (const channel of model.channels) channel.capacity = capacity;
+  writeFileSync(path, JSON.stringify(models));
+  return path;
+}

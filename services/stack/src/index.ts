@@ -43,7 +43,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
     ORVADO_URL_SIGNING_SECRET: secrets.urlSigningSecret,
   };
   const db = await openDb(stack.databaseUrl);
-  const stream = await openEventStream({ db, logger: logger.child({ component: "stream" }), kafkaBrokers: splitBrokers(env.KAFKA_BROKERS) });
+  const stream = await openEventStream({ db, logger: logger.child({ component: "stream" }), kafkaBrokers: stack.kafkaBrokers });
   const auth = await startAuth(loadAuthConfig(env), { db, logger: logger.child({ service: "auth" }) });
   const billing = await startBilling(loadBillingConfig(env), { db, stream, logger: logger.child({ service: "billing" }) });
   env = { ...env, ORVADO_BILLING_URL: billing.rpc.url, ORVADO_AUTH_URL: auth.rpc.url };
@@ -70,6 +70,3 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
   };
 }
 
-function splitBrokers(text: string | undefined): string[] {
-  return (text ?? "").split(",").map((broker) => broker.trim()).filter(Boolean);
-}
