@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file orvado/v1/billing.proto.
  */
 export const file_orvado_v1_billing: GenFile = /*@__PURE__*/
-  fileDesc("ChdvcnZhZG8vdjEvYmlsbGluZy5wcm90bxIJb3J2YWRvLnYxItIBCg5SZXNlcnZlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEh0KEGtleV9saW1pdF9taWNyb3MYBCABKANIAIgBARINCgVtb2RlbBgFIAEoCRIdCgR0aWVyGAYgASgOMg8ub3J2YWRvLnYxLlRpZXISDAoEc2l6ZRgHIAEoCRIYChBpbWFnZXNfcmVxdWVzdGVkGAggASgNQhMKEV9rZXlfbGltaXRfbWljcm9zImgKBEhvbGQSEgoKcmVxdWVzdF9pZBgBIAEoCRIZChF1bml0X3ByaWNlX21pY3JvcxgCIAEoAxIVCg1hbW91bnRfbWljcm9zGAMgASgDEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgEIAEoAyJjCg9SZXNlcnZlUmVzcG9uc2USHwoEaG9sZBgBIAEoCzIPLm9ydmFkby52MS5Ib2xkSAASJQoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSABCCAoGcmVzdWx0IloKDFRvcFVwUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhUKDWFtb3VudF9taWNyb3MYAiABKAMSDAoEbm90ZRgDIAEoCRIRCgl0b3BfdXBfaWQYBCABKAkiZAoHQmFsYW5jZRISCgphY2NvdW50X2lkGAEgASgJEhYKDmJhbGFuY2VfbWljcm9zGAIgASgDEhMKC2hlbGRfbWljcm9zGAMgASgDEhgKEGF2YWlsYWJsZV9taWNyb3MYBCABKAMiNAoNVG9wVXBSZXNwb25zZRIjCgdiYWxhbmNlGAEgASgLMhIub3J2YWRvLnYxLkJhbGFuY2UiJwoRR2V0QmFsYW5jZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCSI5ChJHZXRCYWxhbmNlUmVzcG9uc2USIwoHYmFsYW5jZRgBIAEoCzISLm9ydmFkby52MS5CYWxhbmNlIr0CCgpDb3N0UmVjb3JkEhIKCnJlcXVlc3RfaWQYASABKAkSJQoGc3RhdHVzGAIgASgOMhUub3J2YWRvLnYxLkNvc3RTdGF0dXMSDQoFbW9kZWwYAyABKAkSDAoEc2l6ZRgEIAEoCRIdCgR0aWVyGAUgASgOMg8ub3J2YWRvLnYxLlRpZXISGAoQaW1hZ2VzX3JlcXVlc3RlZBgGIAEoDRIYChBpbWFnZXNfZGVsaXZlcmVkGAcgASgNEhkKEXVuaXRfcHJpY2VfbWljcm9zGAggASgDEhUKDWFtb3VudF9taWNyb3MYCSABKAMSGgoSY3JlYXRlZF9hdF91bml4X21zGAogASgDEh8KEnNldHRsZWRfYXRfdW5peF9tcxgLIAEoA0gAiAEBQhUKE19zZXR0bGVkX2F0X3VuaXhfbXMiJAoOR2V0Q29zdFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCSI2Cg9HZXRDb3N0UmVzcG9uc2USIwoEY29zdBgBIAEoCzIVLm9ydmFkby52MS5Db3N0UmVjb3JkIksKBVByaWNlEg0KBW1vZGVsGAEgASgJEh0KBHRpZXIYAiABKA4yDy5vcnZhZG8udjEuVGllchIUCgxwcmljZV9taWNyb3MYAyABKAMiEwoRTGlzdFByaWNlc1JlcXVlc3QiNgoSTGlzdFByaWNlc1Jlc3BvbnNlEiAKBnByaWNlcxgBIAMoCzIQLm9ydmFkby52MS5QcmljZSp4CgpDb3N0U3RhdHVzEhsKF0NPU1RfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTQ09TVF9TVEFUVVNfUEVORElORxABEhcKE0NPU1RfU1RBVFVTX0NIQVJHRUQQAhIbChdDT1NUX1NUQVRVU19OT1RfQ0hBUkdFRBADMuYCCg5CaWxsaW5nU2VydmljZRJACgdSZXNlcnZlEhkub3J2YWRvLnYxLlJlc2VydmVSZXF1ZXN0Ghoub3J2YWRvLnYxLlJlc2VydmVSZXNwb25zZRI6CgVUb3BVcBIXLm9ydmFkby52MS5Ub3BVcFJlcXVlc3QaGC5vcnZhZG8udjEuVG9wVXBSZXNwb25zZRJJCgpHZXRCYWxhbmNlEhwub3J2YWRvLnYxLkdldEJhbGFuY2VSZXF1ZXN0Gh0ub3J2YWRvLnYxLkdldEJhbGFuY2VSZXNwb25zZRJACgdHZXRDb3N0Ehkub3J2YWRvLnYxLkdldENvc3RSZXF1ZXN0Ghoub3J2YWRvLnYxLkdldENvc3RSZXNwb25zZRJJCgpMaXN0UHJpY2VzEhwub3J2YWRvLnYxLkxpc3RQcmljZXNSZXF1ZXN0Gh0ub3J2YWRvLnYxLkxpc3RQcmljZXNSZXNwb25zZWIGcHJvdG8z", [file_orvado_v1_common]);
+  fileDesc("ChdvcnZhZG8vdjEvYmlsbGluZy5wcm90bxIJb3J2YWRvLnYxItIBCg5SZXNlcnZlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEh0KEGtleV9saW1pdF9taWNyb3MYBCABKANIAIgBARINCgVtb2RlbBgFIAEoCRIdCgR0aWVyGAYgASgOMg8ub3J2YWRvLnYxLlRpZXISDAoEc2l6ZRgHIAEoCRIYChBpbWFnZXNfcmVxdWVzdGVkGAggASgNQhMKEV9rZXlfbGltaXRfbWljcm9zImgKBEhvbGQSEgoKcmVxdWVzdF9pZBgBIAEoCRIZChF1bml0X3ByaWNlX21pY3JvcxgCIAEoAxIVCg1hbW91bnRfbWljcm9zGAMgASgDEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgEIAEoAyJjCg9SZXNlcnZlUmVzcG9uc2USHwoEaG9sZBgBIAEoCzIPLm9ydmFkby52MS5Ib2xkSAASJQoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSABCCAoGcmVzdWx0IloKDFRvcFVwUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhUKDWFtb3VudF9taWNyb3MYAiABKAMSDAoEbm90ZRgDIAEoCRIRCgl0b3BfdXBfaWQYBCABKAkiZAoHQmFsYW5jZRISCgphY2NvdW50X2lkGAEgASgJEhYKDmJhbGFuY2VfbWljcm9zGAIgASgDEhMKC2hlbGRfbWljcm9zGAMgASgDEhgKEGF2YWlsYWJsZV9taWNyb3MYBCABKAMiNAoNVG9wVXBSZXNwb25zZRIjCgdiYWxhbmNlGAEgASgLMhIub3J2YWRvLnYxLkJhbGFuY2UiJwoRR2V0QmFsYW5jZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCSI5ChJHZXRCYWxhbmNlUmVzcG9uc2USIwoHYmFsYW5jZRgBIAEoCzISLm9ydmFkby52MS5CYWxhbmNlIs0CCgpDb3N0UmVjb3JkEhIKCnJlcXVlc3RfaWQYASABKAkSJQoGc3RhdHVzGAIgASgOMhUub3J2YWRvLnYxLkNvc3RTdGF0dXMSDQoFbW9kZWwYAyABKAkSDAoEc2l6ZRgEIAEoCRIdCgR0aWVyGAUgASgOMg8ub3J2YWRvLnYxLlRpZXISGAoQaW1hZ2VzX3JlcXVlc3RlZBgGIAEoDRIYChBpbWFnZXNfZGVsaXZlcmVkGAcgASgNEhkKEXVuaXRfcHJpY2VfbWljcm9zGAggASgDEhUKDWFtb3VudF9taWNyb3MYCSABKAMSGgoSY3JlYXRlZF9hdF91bml4X21zGAogASgDEh8KEnNldHRsZWRfYXRfdW5peF9tcxgLIAEoA0gAiAEBEg4KBmtleV9pZBgMIAEoCUIVChNfc2V0dGxlZF9hdF91bml4X21zIiQKDkdldENvc3RSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkiNgoPR2V0Q29zdFJlc3BvbnNlEiMKBGNvc3QYASABKAsyFS5vcnZhZG8udjEuQ29zdFJlY29yZCJLCgVQcmljZRINCgVtb2RlbBgBIAEoCRIdCgR0aWVyGAIgASgOMg8ub3J2YWRvLnYxLlRpZXISFAoMcHJpY2VfbWljcm9zGAMgASgDIhMKEUxpc3RQcmljZXNSZXF1ZXN0IjYKEkxpc3RQcmljZXNSZXNwb25zZRIgCgZwcmljZXMYASADKAsyEC5vcnZhZG8udjEuUHJpY2UicgoPU2V0UHJpY2VSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEh0KBHRpZXIYAiABKA4yDy5vcnZhZG8udjEuVGllchIUCgxwcmljZV9taWNyb3MYAyABKAMSDQoFYWN0b3IYBCABKAkSDAoEbm90ZRgFIAEoCSLVAQoLUHJpY2VDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgDEg0KBW1vZGVsGAIgASgJEh0KBHRpZXIYAyABKA4yDy5vcnZhZG8udjEuVGllchIdChBvbGRfcHJpY2VfbWljcm9zGAQgASgDSACIAQESGAoQbmV3X3ByaWNlX21pY3JvcxgFIAEoAxINCgVhY3RvchgGIAEoCRIMCgRub3RlGAcgASgJEhoKEmNoYW5nZWRfYXRfdW5peF9tcxgIIAEoA0ITChFfb2xkX3ByaWNlX21pY3JvcyJbChBTZXRQcmljZVJlc3BvbnNlEh8KBXByaWNlGAEgASgLMhAub3J2YWRvLnYxLlByaWNlEiYKBmNoYW5nZRgCIAEoCzIWLm9ydmFkby52MS5QcmljZUNoYW5nZSI3ChdMaXN0UHJpY2VDaGFuZ2VzUmVxdWVzdBINCgVtb2RlbBgBIAEoCRINCgVsaW1pdBgCIAEoDSJDChhMaXN0UHJpY2VDaGFuZ2VzUmVzcG9uc2USJwoHY2hhbmdlcxgBIAMoCzIWLm9ydmFkby52MS5QcmljZUNoYW5nZSLdAQoWTGlzdENvc3RSZWNvcmRzUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKBmtleV9pZBgCIAEoCUgAiAEBEhIKBW1vZGVsGAMgASgJSAGIAQESGQoMZnJvbV91bml4X21zGAQgASgDSAKIAQESFwoKdG9fdW5peF9tcxgFIAEoA0gDiAEBEg0KBWxpbWl0GAYgASgNEg4KBmN1cnNvchgHIAEoCUIJCgdfa2V5X2lkQggKBl9tb2RlbEIPCg1fZnJvbV91bml4X21zQg0KC190b191bml4X21zIlYKF0xpc3RDb3N0UmVjb3Jkc1Jlc3BvbnNlEiYKB3JlY29yZHMYASADKAsyFS5vcnZhZG8udjEuQ29zdFJlY29yZBITCgtuZXh0X2N1cnNvchgCIAEoCSI4ChRHZXRTcGVuZEJ5RGF5UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEgwKBGRheXMYAiABKA0iQQoIRGF5U3BlbmQSDAoEZGF0ZRgBIAEoCRIVCg1hbW91bnRfbWljcm9zGAIgASgDEhAKCHJlcXVlc3RzGAMgASgNIjoKFUdldFNwZW5kQnlEYXlSZXNwb25zZRIhCgRkYXlzGAEgAygLMhMub3J2YWRvLnYxLkRheVNwZW5kIjkKEkdldEtleVNwZW5kUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg8KB2tleV9pZHMYAiADKAkiSAoIS2V5U3BlbmQSDgoGa2V5X2lkGAEgASgJEhcKD2NhcHR1cmVkX21pY3JvcxgCIAEoAxITCgtoZWxkX21pY3JvcxgDIAEoAyI4ChNHZXRLZXlTcGVuZFJlc3BvbnNlEiEKBGtleXMYASADKAsyEy5vcnZhZG8udjEuS2V5U3BlbmQifQoTR2V0U3RhdGVtZW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhkKDGZyb21fdW5peF9tcxgCIAEoA0gAiAEBEhcKCnRvX3VuaXhfbXMYAyABKANIAYgBAUIPCg1fZnJvbV91bml4X21zQg0KC190b191bml4X21zItABCg5TdGF0ZW1lbnRFbnRyeRIQCghlbnRyeV9pZBgBIAEoAxIMCgRraW5kGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkSDgoGa2V5X2lkGAQgASgJEhUKDWFtb3VudF9taWNyb3MYBSABKAMSHAoUYmFsYW5jZV9hZnRlcl9taWNyb3MYBiABKAMSGQoRaGVsZF9hZnRlcl9taWNyb3MYByABKAMSDgoGcmVhc29uGAggASgJEhoKEmNyZWF0ZWRfYXRfdW5peF9tcxgJIAEoAyLQAQoUR2V0U3RhdGVtZW50UmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoCRIeChZvcGVuaW5nX2JhbGFuY2VfbWljcm9zGAIgASgDEhsKE29wZW5pbmdfaGVsZF9taWNyb3MYAyABKAMSKgoHZW50cmllcxgEIAMoCzIZLm9ydmFkby52MS5TdGF0ZW1lbnRFbnRyeRIeChZjbG9zaW5nX2JhbGFuY2VfbWljcm9zGAUgASgDEhsKE2Nsb3NpbmdfaGVsZF9taWNyb3MYBiABKAMiFQoTUmVwbGF5TGVkZ2VyUmVxdWVzdCJhChBSZXBsYXlEaWZmZXJlbmNlEhIKCnByb2plY3Rpb24YASABKAkSCgoCaWQYAiABKAkSDQoFZmllbGQYAyABKAkSDAoEbGl2ZRgEIAEoAxIQCghyZXBsYXllZBgFIAEoAyKoAQoUUmVwbGF5TGVkZ2VyUmVzcG9uc2USGAoQYWNjb3VudHNfY2hlY2tlZBgBIAEoDRIUCgxrZXlzX2NoZWNrZWQYAiABKA0SGAoQcmVxdWVzdHNfY2hlY2tlZBgDIAEoDRIUCgxlbnRyaWVzX3JlYWQYBCABKAQSMAoLZGlmZmVyZW5jZXMYBSADKAsyGy5vcnZhZG8udjEuUmVwbGF5RGlmZmVyZW5jZSp4CgpDb3N0U3RhdHVzEhsKF0NPU1RfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTQ09TVF9TVEFUVVNfUEVORElORxABEhcKE0NPU1RfU1RBVFVTX0NIQVJHRUQQAhIbChdDT1NUX1NUQVRVU19OT1RfQ0hBUkdFRBADMqYHCg5CaWxsaW5nU2VydmljZRJACgdSZXNlcnZlEhkub3J2YWRvLnYxLlJlc2VydmVSZXF1ZXN0Ghoub3J2YWRvLnYxLlJlc2VydmVSZXNwb25zZRI6CgVUb3BVcBIXLm9ydmFkby52MS5Ub3BVcFJlcXVlc3QaGC5vcnZhZG8udjEuVG9wVXBSZXNwb25zZRJJCgpHZXRCYWxhbmNlEhwub3J2YWRvLnYxLkdldEJhbGFuY2VSZXF1ZXN0Gh0ub3J2YWRvLnYxLkdldEJhbGFuY2VSZXNwb25zZRJACgdHZXRDb3N0Ehkub3J2YWRvLnYxLkdldENvc3RSZXF1ZXN0Ghoub3J2YWRvLnYxLkdldENvc3RSZXNwb25zZRJJCgpMaXN0UHJpY2VzEhwub3J2YWRvLnYxLkxpc3RQcmljZXNSZXF1ZXN0Gh0ub3J2YWRvLnYxLkxpc3RQcmljZXNSZXNwb25zZRJDCghTZXRQcmljZRIaLm9ydmFkby52MS5TZXRQcmljZVJlcXVlc3QaGy5vcnZhZG8udjEuU2V0UHJpY2VSZXNwb25zZRJbChBMaXN0UHJpY2VDaGFuZ2VzEiIub3J2YWRvLnYxLkxpc3RQcmljZUNoYW5nZXNSZXF1ZXN0GiMub3J2YWRvLnYxLkxpc3RQcmljZUNoYW5nZXNSZXNwb25zZRJYCg9MaXN0Q29zdFJlY29yZHMSIS5vcnZhZG8udjEuTGlzdENvc3RSZWNvcmRzUmVxdWVzdBoiLm9ydmFkby52MS5MaXN0Q29zdFJlY29yZHNSZXNwb25zZRJSCg1HZXRTcGVuZEJ5RGF5Eh8ub3J2YWRvLnYxLkdldFNwZW5kQnlEYXlSZXF1ZXN0GiAub3J2YWRvLnYxLkdldFNwZW5kQnlEYXlSZXNwb25zZRJMCgtHZXRLZXlTcGVuZBIdLm9ydmFkby52MS5HZXRLZXlTcGVuZFJlcXVlc3QaHi5vcnZhZG8udjEuR2V0S2V5U3BlbmRSZXNwb25zZRJPCgxHZXRTdGF0ZW1lbnQSHi5vcnZhZG8udjEuR2V0U3RhdGVtZW50UmVxdWVzdBofLm9ydmFkby52MS5HZXRTdGF0ZW1lbnRSZXNwb25zZRJPCgxSZXBsYXlMZWRnZXISHi5vcnZhZG8udjEuUmVwbGF5TGVkZ2VyUmVxdWVzdBofLm9ydmFkby52MS5SZXBsYXlMZWRnZXJSZXNwb25zZWIGcHJvdG8z", [file_orvado_v1_common]);
 
 /**
  * @generated from message orvado.v1.ReserveRequest
@@ -310,6 +310,13 @@ export type CostRecord = Message<"orvado.v1.CostRecord"> & {
    * @generated from field: optional int64 settled_at_unix_ms = 11;
    */
   settledAtUnixMs?: bigint | undefined;
+
+  /**
+   * Only set where the caller is the account's owner (console, statements); never in the public lookup.
+   *
+   * @generated from field: string key_id = 12;
+   */
+  keyId: string;
 };
 
 /**
@@ -411,6 +418,596 @@ export const ListPricesResponseSchema: GenMessage<ListPricesResponse> = /*@__PUR
   messageDesc(file_orvado_v1_billing, 13);
 
 /**
+ * @generated from message orvado.v1.SetPriceRequest
+ */
+export type SetPriceRequest = Message<"orvado.v1.SetPriceRequest"> & {
+  /**
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * @generated from field: orvado.v1.Tier tier = 2;
+   */
+  tier: Tier;
+
+  /**
+   * @generated from field: int64 price_micros = 3;
+   */
+  priceMicros: bigint;
+
+  /**
+   * Who made the change (an operator email or "cli"), and why.
+   *
+   * @generated from field: string actor = 4;
+   */
+  actor: string;
+
+  /**
+   * @generated from field: string note = 5;
+   */
+  note: string;
+};
+
+/**
+ * Describes the message orvado.v1.SetPriceRequest.
+ * Use `create(SetPriceRequestSchema)` to create a new message.
+ */
+export const SetPriceRequestSchema: GenMessage<SetPriceRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 14);
+
+/**
+ * @generated from message orvado.v1.PriceChange
+ */
+export type PriceChange = Message<"orvado.v1.PriceChange"> & {
+  /**
+   * @generated from field: int64 change_id = 1;
+   */
+  changeId: bigint;
+
+  /**
+   * @generated from field: string model = 2;
+   */
+  model: string;
+
+  /**
+   * @generated from field: orvado.v1.Tier tier = 3;
+   */
+  tier: Tier;
+
+  /**
+   * Unset when the model x tier had no price before.
+   *
+   * @generated from field: optional int64 old_price_micros = 4;
+   */
+  oldPriceMicros?: bigint | undefined;
+
+  /**
+   * @generated from field: int64 new_price_micros = 5;
+   */
+  newPriceMicros: bigint;
+
+  /**
+   * @generated from field: string actor = 6;
+   */
+  actor: string;
+
+  /**
+   * @generated from field: string note = 7;
+   */
+  note: string;
+
+  /**
+   * @generated from field: int64 changed_at_unix_ms = 8;
+   */
+  changedAtUnixMs: bigint;
+};
+
+/**
+ * Describes the message orvado.v1.PriceChange.
+ * Use `create(PriceChangeSchema)` to create a new message.
+ */
+export const PriceChangeSchema: GenMessage<PriceChange> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 15);
+
+/**
+ * @generated from message orvado.v1.SetPriceResponse
+ */
+export type SetPriceResponse = Message<"orvado.v1.SetPriceResponse"> & {
+  /**
+   * @generated from field: orvado.v1.Price price = 1;
+   */
+  price?: Price | undefined;
+
+  /**
+   * @generated from field: orvado.v1.PriceChange change = 2;
+   */
+  change?: PriceChange | undefined;
+};
+
+/**
+ * Describes the message orvado.v1.SetPriceResponse.
+ * Use `create(SetPriceResponseSchema)` to create a new message.
+ */
+export const SetPriceResponseSchema: GenMessage<SetPriceResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 16);
+
+/**
+ * @generated from message orvado.v1.ListPriceChangesRequest
+ */
+export type ListPriceChangesRequest = Message<"orvado.v1.ListPriceChangesRequest"> & {
+  /**
+   * Empty means every model.
+   *
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * @generated from field: uint32 limit = 2;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message orvado.v1.ListPriceChangesRequest.
+ * Use `create(ListPriceChangesRequestSchema)` to create a new message.
+ */
+export const ListPriceChangesRequestSchema: GenMessage<ListPriceChangesRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 17);
+
+/**
+ * @generated from message orvado.v1.ListPriceChangesResponse
+ */
+export type ListPriceChangesResponse = Message<"orvado.v1.ListPriceChangesResponse"> & {
+  /**
+   * @generated from field: repeated orvado.v1.PriceChange changes = 1;
+   */
+  changes: PriceChange[];
+};
+
+/**
+ * Describes the message orvado.v1.ListPriceChangesResponse.
+ * Use `create(ListPriceChangesResponseSchema)` to create a new message.
+ */
+export const ListPriceChangesResponseSchema: GenMessage<ListPriceChangesResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 18);
+
+/**
+ * @generated from message orvado.v1.ListCostRecordsRequest
+ */
+export type ListCostRecordsRequest = Message<"orvado.v1.ListCostRecordsRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: optional string key_id = 2;
+   */
+  keyId?: string | undefined;
+
+  /**
+   * @generated from field: optional string model = 3;
+   */
+  model?: string | undefined;
+
+  /**
+   * Created at or after / before these times.
+   *
+   * @generated from field: optional int64 from_unix_ms = 4;
+   */
+  fromUnixMs?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 to_unix_ms = 5;
+   */
+  toUnixMs?: bigint | undefined;
+
+  /**
+   * 1..1000; 0 means 100.
+   *
+   * @generated from field: uint32 limit = 6;
+   */
+  limit: number;
+
+  /**
+   * next_cursor from the previous page; empty for the first page.
+   *
+   * @generated from field: string cursor = 7;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message orvado.v1.ListCostRecordsRequest.
+ * Use `create(ListCostRecordsRequestSchema)` to create a new message.
+ */
+export const ListCostRecordsRequestSchema: GenMessage<ListCostRecordsRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 19);
+
+/**
+ * @generated from message orvado.v1.ListCostRecordsResponse
+ */
+export type ListCostRecordsResponse = Message<"orvado.v1.ListCostRecordsResponse"> & {
+  /**
+   * @generated from field: repeated orvado.v1.CostRecord records = 1;
+   */
+  records: CostRecord[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message orvado.v1.ListCostRecordsResponse.
+ * Use `create(ListCostRecordsResponseSchema)` to create a new message.
+ */
+export const ListCostRecordsResponseSchema: GenMessage<ListCostRecordsResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 20);
+
+/**
+ * @generated from message orvado.v1.GetSpendByDayRequest
+ */
+export type GetSpendByDayRequest = Message<"orvado.v1.GetSpendByDayRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * How many UTC days back, today included; 1..366, 0 means 30.
+   *
+   * @generated from field: uint32 days = 2;
+   */
+  days: number;
+};
+
+/**
+ * Describes the message orvado.v1.GetSpendByDayRequest.
+ * Use `create(GetSpendByDayRequestSchema)` to create a new message.
+ */
+export const GetSpendByDayRequestSchema: GenMessage<GetSpendByDayRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 21);
+
+/**
+ * @generated from message orvado.v1.DaySpend
+ */
+export type DaySpend = Message<"orvado.v1.DaySpend"> & {
+  /**
+   * YYYY-MM-DD (UTC)
+   *
+   * @generated from field: string date = 1;
+   */
+  date: string;
+
+  /**
+   * @generated from field: int64 amount_micros = 2;
+   */
+  amountMicros: bigint;
+
+  /**
+   * @generated from field: uint32 requests = 3;
+   */
+  requests: number;
+};
+
+/**
+ * Describes the message orvado.v1.DaySpend.
+ * Use `create(DaySpendSchema)` to create a new message.
+ */
+export const DaySpendSchema: GenMessage<DaySpend> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 22);
+
+/**
+ * @generated from message orvado.v1.GetSpendByDayResponse
+ */
+export type GetSpendByDayResponse = Message<"orvado.v1.GetSpendByDayResponse"> & {
+  /**
+   * One entry per day, oldest first, days without spend included with zero.
+   *
+   * @generated from field: repeated orvado.v1.DaySpend days = 1;
+   */
+  days: DaySpend[];
+};
+
+/**
+ * Describes the message orvado.v1.GetSpendByDayResponse.
+ * Use `create(GetSpendByDayResponseSchema)` to create a new message.
+ */
+export const GetSpendByDayResponseSchema: GenMessage<GetSpendByDayResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 23);
+
+/**
+ * @generated from message orvado.v1.GetKeySpendRequest
+ */
+export type GetKeySpendRequest = Message<"orvado.v1.GetKeySpendRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: repeated string key_ids = 2;
+   */
+  keyIds: string[];
+};
+
+/**
+ * Describes the message orvado.v1.GetKeySpendRequest.
+ * Use `create(GetKeySpendRequestSchema)` to create a new message.
+ */
+export const GetKeySpendRequestSchema: GenMessage<GetKeySpendRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 24);
+
+/**
+ * @generated from message orvado.v1.KeySpend
+ */
+export type KeySpend = Message<"orvado.v1.KeySpend"> & {
+  /**
+   * @generated from field: string key_id = 1;
+   */
+  keyId: string;
+
+  /**
+   * @generated from field: int64 captured_micros = 2;
+   */
+  capturedMicros: bigint;
+
+  /**
+   * @generated from field: int64 held_micros = 3;
+   */
+  heldMicros: bigint;
+};
+
+/**
+ * Describes the message orvado.v1.KeySpend.
+ * Use `create(KeySpendSchema)` to create a new message.
+ */
+export const KeySpendSchema: GenMessage<KeySpend> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 25);
+
+/**
+ * @generated from message orvado.v1.GetKeySpendResponse
+ */
+export type GetKeySpendResponse = Message<"orvado.v1.GetKeySpendResponse"> & {
+  /**
+   * @generated from field: repeated orvado.v1.KeySpend keys = 1;
+   */
+  keys: KeySpend[];
+};
+
+/**
+ * Describes the message orvado.v1.GetKeySpendResponse.
+ * Use `create(GetKeySpendResponseSchema)` to create a new message.
+ */
+export const GetKeySpendResponseSchema: GenMessage<GetKeySpendResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 26);
+
+/**
+ * @generated from message orvado.v1.GetStatementRequest
+ */
+export type GetStatementRequest = Message<"orvado.v1.GetStatementRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: optional int64 from_unix_ms = 2;
+   */
+  fromUnixMs?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 to_unix_ms = 3;
+   */
+  toUnixMs?: bigint | undefined;
+};
+
+/**
+ * Describes the message orvado.v1.GetStatementRequest.
+ * Use `create(GetStatementRequestSchema)` to create a new message.
+ */
+export const GetStatementRequestSchema: GenMessage<GetStatementRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 27);
+
+/**
+ * @generated from message orvado.v1.StatementEntry
+ */
+export type StatementEntry = Message<"orvado.v1.StatementEntry"> & {
+  /**
+   * @generated from field: int64 entry_id = 1;
+   */
+  entryId: bigint;
+
+  /**
+   * top_up | reserve | capture | release | adjustment
+   *
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string request_id = 3;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: string key_id = 4;
+   */
+  keyId: string;
+
+  /**
+   * Signed as it moves the balance: top-ups positive, captures negative; reserve and release move only the hold.
+   *
+   * @generated from field: int64 amount_micros = 5;
+   */
+  amountMicros: bigint;
+
+  /**
+   * @generated from field: int64 balance_after_micros = 6;
+   */
+  balanceAfterMicros: bigint;
+
+  /**
+   * @generated from field: int64 held_after_micros = 7;
+   */
+  heldAfterMicros: bigint;
+
+  /**
+   * @generated from field: string reason = 8;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: int64 created_at_unix_ms = 9;
+   */
+  createdAtUnixMs: bigint;
+};
+
+/**
+ * Describes the message orvado.v1.StatementEntry.
+ * Use `create(StatementEntrySchema)` to create a new message.
+ */
+export const StatementEntrySchema: GenMessage<StatementEntry> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 28);
+
+/**
+ * @generated from message orvado.v1.GetStatementResponse
+ */
+export type GetStatementResponse = Message<"orvado.v1.GetStatementResponse"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: int64 opening_balance_micros = 2;
+   */
+  openingBalanceMicros: bigint;
+
+  /**
+   * @generated from field: int64 opening_held_micros = 3;
+   */
+  openingHeldMicros: bigint;
+
+  /**
+   * @generated from field: repeated orvado.v1.StatementEntry entries = 4;
+   */
+  entries: StatementEntry[];
+
+  /**
+   * @generated from field: int64 closing_balance_micros = 5;
+   */
+  closingBalanceMicros: bigint;
+
+  /**
+   * @generated from field: int64 closing_held_micros = 6;
+   */
+  closingHeldMicros: bigint;
+};
+
+/**
+ * Describes the message orvado.v1.GetStatementResponse.
+ * Use `create(GetStatementResponseSchema)` to create a new message.
+ */
+export const GetStatementResponseSchema: GenMessage<GetStatementResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 29);
+
+/**
+ * @generated from message orvado.v1.ReplayLedgerRequest
+ */
+export type ReplayLedgerRequest = Message<"orvado.v1.ReplayLedgerRequest"> & {
+};
+
+/**
+ * Describes the message orvado.v1.ReplayLedgerRequest.
+ * Use `create(ReplayLedgerRequestSchema)` to create a new message.
+ */
+export const ReplayLedgerRequestSchema: GenMessage<ReplayLedgerRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 30);
+
+/**
+ * @generated from message orvado.v1.ReplayDifference
+ */
+export type ReplayDifference = Message<"orvado.v1.ReplayDifference"> & {
+  /**
+   * "balance" | "key_spend" | "cost_record"
+   *
+   * @generated from field: string projection = 1;
+   */
+  projection: string;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string field = 3;
+   */
+  field: string;
+
+  /**
+   * @generated from field: int64 live = 4;
+   */
+  live: bigint;
+
+  /**
+   * @generated from field: int64 replayed = 5;
+   */
+  replayed: bigint;
+};
+
+/**
+ * Describes the message orvado.v1.ReplayDifference.
+ * Use `create(ReplayDifferenceSchema)` to create a new message.
+ */
+export const ReplayDifferenceSchema: GenMessage<ReplayDifference> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 31);
+
+/**
+ * @generated from message orvado.v1.ReplayLedgerResponse
+ */
+export type ReplayLedgerResponse = Message<"orvado.v1.ReplayLedgerResponse"> & {
+  /**
+   * @generated from field: uint32 accounts_checked = 1;
+   */
+  accountsChecked: number;
+
+  /**
+   * @generated from field: uint32 keys_checked = 2;
+   */
+  keysChecked: number;
+
+  /**
+   * @generated from field: uint32 requests_checked = 3;
+   */
+  requestsChecked: number;
+
+  /**
+   * @generated from field: uint64 entries_read = 4;
+   */
+  entriesRead: bigint;
+
+  /**
+   * @generated from field: repeated orvado.v1.ReplayDifference differences = 5;
+   */
+  differences: ReplayDifference[];
+};
+
+/**
+ * Describes the message orvado.v1.ReplayLedgerResponse.
+ * Use `create(ReplayLedgerResponseSchema)` to create a new message.
+ */
+export const ReplayLedgerResponseSchema: GenMessage<ReplayLedgerResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 32);
+
+/**
  * @generated from enum orvado.v1.CostStatus
  */
 export enum CostStatus {
@@ -490,6 +1087,74 @@ export const BillingService: GenService<{
     methodKind: "unary";
     input: typeof ListPricesRequestSchema;
     output: typeof ListPricesResponseSchema;
+  },
+  /**
+   * SetPrice changes one model x tier price for new reservations and records the change.
+   *
+   * @generated from rpc orvado.v1.BillingService.SetPrice
+   */
+  setPrice: {
+    methodKind: "unary";
+    input: typeof SetPriceRequestSchema;
+    output: typeof SetPriceResponseSchema;
+  },
+  /**
+   * @generated from rpc orvado.v1.BillingService.ListPriceChanges
+   */
+  listPriceChanges: {
+    methodKind: "unary";
+    input: typeof ListPriceChangesRequestSchema;
+    output: typeof ListPriceChangesResponseSchema;
+  },
+  /**
+   * ListCostRecords pages through one account's requests, newest first.
+   *
+   * @generated from rpc orvado.v1.BillingService.ListCostRecords
+   */
+  listCostRecords: {
+    methodKind: "unary";
+    input: typeof ListCostRecordsRequestSchema;
+    output: typeof ListCostRecordsResponseSchema;
+  },
+  /**
+   * GetSpendByDay sums one account's captured charges per UTC day.
+   *
+   * @generated from rpc orvado.v1.BillingService.GetSpendByDay
+   */
+  getSpendByDay: {
+    methodKind: "unary";
+    input: typeof GetSpendByDayRequestSchema;
+    output: typeof GetSpendByDayResponseSchema;
+  },
+  /**
+   * GetKeySpend reports what each key has spent and holds, for keys of one account.
+   *
+   * @generated from rpc orvado.v1.BillingService.GetKeySpend
+   */
+  getKeySpend: {
+    methodKind: "unary";
+    input: typeof GetKeySpendRequestSchema;
+    output: typeof GetKeySpendResponseSchema;
+  },
+  /**
+   * GetStatement lists an account's ledger entries with a running balance.
+   *
+   * @generated from rpc orvado.v1.BillingService.GetStatement
+   */
+  getStatement: {
+    methodKind: "unary";
+    input: typeof GetStatementRequestSchema;
+    output: typeof GetStatementResponseSchema;
+  },
+  /**
+   * ReplayLedger rebuilds the projections from the ledger and reports any difference.
+   *
+   * @generated from rpc orvado.v1.BillingService.ReplayLedger
+   */
+  replayLedger: {
+    methodKind: "unary";
+    input: typeof ReplayLedgerRequestSchema;
+    output: typeof ReplayLedgerResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_orvado_v1_billing, 0);
