@@ -4,7 +4,7 @@ import { CostRecordSchema } from "@orvado/proto";
 import { tierFromName } from "@orvado/core";
 import type { Queryable } from "@orvado/db";
 
-interface CostRow {
+export interface CostRow {
   request_id: string;
   model: string;
   size: string;
@@ -18,20 +18,17 @@ interface CostRow {
   settled_at: Date | null;
 }
 
+export const COST_COLUMNS = `request_id, model, size, tier, images_requested, images_delivered, unit_price_micros,
+  captured_micros, settled_by, created_at, settled_at`;
+
 /** pending while held; charged once anything was captured; not_charged otherwise. */
 export function costStatus(row: Pick<CostRow, "settled_by" | "captured_micros">): CostStatus {
   if (row.captured_micros > 0n) return CostStatus.CHARGED;
   return row.settled_by === null ? CostStatus.PENDING : CostStatus.NOT_CHARGED;
 }
 
-export async function findCost(q: Queryable, requestId: string): Promise<CostRecord | null> {
-  const result = await q.query<CostRow>(
-    `SELECT request_id, model, size, tier, images_requested, images_delivered, unit_price_micros, captured_micros,
-       settled_by, created_at, settled_at FROM billing.cost_records WHERE request_id = $1`,
-    [requestId],
-  );
-  const row = result.rows[0];
-  if (!row) return null;
+/** The key id is filled only for the account owner's views; the public lookup leaves it empty. */
+export function costFromRow(row: CostRow, keyId = ""): CostRecord {
   return create(CostRecordSchema, {
     requestId: row.request_id,
     status: costStatus(row),
@@ -44,5 +41,17 @@ export async function findCost(q: Queryable, requestId: string): Promise<CostRec
     amountMicros: row.captured_micros,
     createdAtUnixMs: BigInt(new Date(row.created_at).getTime()),
     settledAtUnixMs: row.settled_at ? BigInt(new Date(row.settled_at).getTime()) : undefined,
+    keyId,
   });
+}
+
+/** With an account id, another account's request is not found, exactly as an unknown one. */
+export async function findCost(q: Queryable, requestId: string, ownerAccountId?: string): Promise<CostRecord | null> {
+  const result = await q.query<CostRow & { key_id: string }>(
+    `SELECT ${COST_COLUMNS}, key_id FROM billing.cost_records WHERE request_id = $1 AND ($2::text IS NULL OR account_id = $2)`,
+    [requestId, ownerAccountId ?? null],
+  );
+  const row = result.rows[0];
+  if (!row) return null;
+  return ownerAccountId ? costFromRow(row, row.key_id) : costFromRow(row);
 }

@@ -7,9 +7,10 @@ import { BillingService } from "@orvado/proto";
 import { migrateOutbox, startOutboxRelay, type EventStream } from "@orvado/events";
 import { startRpcServer, type RpcServer } from "@orvado/rpc";
 import type { BillingConfig } from "./config.ts";
-import { loadPriceFile, syncPrices } from "./prices.ts";
+import { loadPriceFile, seedPrices } from "./prices.ts";
+import { basename } from "node:path";
 import { billingRoutes } from "./rpc.ts";
-import { startSettlementConsumer } from "./consumer.ts";
+import { startSettlementConsumer, type SettlementObserver } from "./consumer.ts";
 import { startHoldSweeper } from "./sweeper.ts";
 
 export type { BillingConfig } from "./config.ts";
@@ -22,13 +23,13 @@ export interface RunningBilling {
 
 const MIGRATIONS = fileURLToPath(new URL("../migrations", import.meta.url));
 
-export async function startBilling(config: BillingConfig, deps: { db: Db; stream: EventStream; logger: Logger }): Promise<RunningBilling> {
+export async function startBilling(config: BillingConfig, deps: { db: Db; stream: EventStream; logger: Logger; onSettled?: SettlementObserver }): Promise<RunningBilling> {
   const { db, stream, logger } = deps;
   await migrate(db, "billing", MIGRATIONS);
   await migrateOutbox(db, "billing");
-  await syncPrices(db, loadPriceFile(config.pricesFile));
+  await seedPrices(db, loadPriceFile(config.pricesFile), basename(config.pricesFile));
   const relay = startOutboxRelay({ db, schema: "billing", stream, logger });
-  const consumer = await startSettlementConsumer(stream, db, logger);
+  const consumer = await startSettlementConsumer(stream, db, logger, deps.onSettled);
   const sweeper = startHoldSweeper(db, logger, config.sweepIntervalMs);
   const rpc = await startRpcServer({
     host: config.host,

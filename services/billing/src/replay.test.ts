@@ -143,3 +143,21 @@ describe("replaying a shuffled stream with duplicates", () => {
     expect(keyHeld.rows[0]!.held).toBe(0n);
   });
 });
+
+describe("ReplayLedger (orvado ledger replay)", () => {
+  it("finds no difference after the shuffled stream, and reports a tampered projection", async () => {
+    const clean = await billing.client.replayLedger({});
+    expect(clean.differences).toEqual([]);
+    expect(clean.entriesRead).toBeGreaterThan(0n);
+    expect(clean.requestsChecked).toBeGreaterThanOrEqual(REQUESTS);
+
+    // Projections are ordinary tables: drift one and replay must say exactly where.
+    const accountId = await fundedAccount(billing.client, USD);
+    await billing.db.query("UPDATE billing.balances SET balance_micros = balance_micros + 1 WHERE account_id = $1", [accountId]);
+    const drifted = await billing.client.replayLedger({});
+    expect(drifted.differences).toEqual([
+      expect.objectContaining({ projection: "balance", id: accountId, field: "balance_micros", live: USD + 1n, replayed: USD }),
+    ]);
+    await billing.db.query("UPDATE billing.balances SET balance_micros = balance_micros - 1 WHERE account_id = $1", [accountId]);
+  });
+});

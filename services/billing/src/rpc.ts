@@ -2,19 +2,44 @@ import { randomUUID } from "node:crypto";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { BillingService, Tier } from "@orvado/proto";
 import { Code, ConnectError } from "@orvado/rpc";
-import { tierFromName } from "@orvado/core";
+import { tierFromName, tierName } from "@orvado/core";
 import type { Db } from "@orvado/db";
 import { reserve } from "./reserve.ts";
 import { MAX_TOP_UP_MICROS, topUp } from "./top-up.ts";
 import { readBalance, type BalanceView } from "./ledger.ts";
 import { findCost } from "./cost.ts";
-import { listPrices } from "./prices.ts";
+import { listPriceChanges, listPrices, MAX_PRICE_MICROS, setPrice, type PriceChange } from "./prices.ts";
+import { decodeCursor, keySpend, listCostRecords, spendByDay } from "./usage.ts";
+import { accountStatement } from "./statement.ts";
+import { replayLedger } from "./replay.ts";
 
 const MAX_IMAGES_PER_HOLD = 100;
 
 function required(value: string, name: string): string {
   if (!value) throw new ConnectError(`${name} is required`, Code.InvalidArgument);
   return value;
+}
+
+const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+const optionalDate = (unixMs: bigint | undefined) => (unixMs === undefined ? undefined : new Date(Number(unixMs)));
+
+const changeMessage = (change: PriceChange) => ({
+  changeId: change.changeId,
+  model: change.model,
+  tier: tierFromName(change.tier)!,
+  oldPriceMicros: change.oldPriceMicros ?? undefined,
+  newPriceMicros: change.newPriceMicros,
+  actor: change.actor,
+  note: change.note,
+  changedAtUnixMs: BigInt(change.changedAt.getTime()),
+});
+
+/** Page sizes: 0 means the default; anything else must be within bounds. */
+function pageSize(requested: number, fallback: number, max: number): number {
+  if (requested === 0) return fallback;
+  if (requested > max) throw new ConnectError(`limit must be 1..${max}`, Code.InvalidArgument);
+  return requested;
 }
 
 const balanceMessage = (balance: BalanceView) => ({
@@ -70,13 +95,78 @@ export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }
         return { balance: balanceMessage(await readBalance(db, required(req.accountId, "account_id"))) };
       },
       async getCost(req) {
-        const cost = await findCost(db, required(req.requestId, "request_id"));
+        const cost = await findCost(db, required(req.requestId, "request_id"), req.accountId || undefined);
         if (!cost) throw new ConnectError(`no request ${req.requestId}`, Code.NotFound);
         return { cost };
       },
       async listPrices() {
         const prices = await listPrices(db);
         return { prices: prices.map((price) => ({ model: price.model, tier: tierFromName(price.tier)!, priceMicros: price.priceMicros })) };
+      },
+      async setPrice(req) {
+        if (!MODEL_ID.test(req.model)) throw new ConnectError("model must be a model id (letters, digits, . _ -)", Code.InvalidArgument);
+        if (req.tier === Tier.TIER_UNSPECIFIED || !Tier[req.tier]) throw new ConnectError("tier is required", Code.InvalidArgument);
+        const tier = tierName(req.tier);
+        if (req.priceMicros < 0n || req.priceMicros > MAX_PRICE_MICROS) {
+          throw new ConnectError("price_micros must be 0..1,000 USD", Code.InvalidArgument);
+        }
+        const change = await setPrice(db, {
+          model: req.model,
+          tier,
+          priceMicros: req.priceMicros,
+          actor: required(req.actor, "actor").slice(0, 200),
+          note: req.note.slice(0, 500),
+        });
+        return {
+          price: { model: req.model, tier: req.tier, priceMicros: req.priceMicros },
+          change: change ? changeMessage(change) : undefined,
+        };
+      },
+      async listPriceChanges(req) {
+        const changes = await listPriceChanges(db, req.model || null, pageSize(req.limit, 100, 1000));
+        return { changes: changes.map(changeMessage) };
+      },
+      async listCostRecords(req) {
+        if (req.cursor && !decodeCursor(req.cursor)) throw new ConnectError("cursor is not one this service gave", Code.InvalidArgument);
+        const page = await listCostRecords(db, {
+          accountId: required(req.accountId, "account_id"),
+          keyId: req.keyId,
+          model: req.model,
+          from: optionalDate(req.fromUnixMs),
+          to: optionalDate(req.toUnixMs),
+          limit: pageSize(req.limit, 100, 1000),
+          cursor: req.cursor || undefined,
+        });
+        return page;
+      },
+      async getSpendByDay(req) {
+        const days = pageSize(req.days, 30, 366);
+        const spend = await spendByDay(db, required(req.accountId, "account_id"), days);
+        return { days: spend };
+      },
+      async getKeySpend(req) {
+        if (req.keyIds.length > 1000) throw new ConnectError("at most 1000 key ids", Code.InvalidArgument);
+        return { keys: await keySpend(db, required(req.accountId, "account_id"), req.keyIds) };
+      },
+      async getStatement(req) {
+        const statement = await accountStatement(db, required(req.accountId, "account_id"), {
+          from: optionalDate(req.fromUnixMs),
+          to: optionalDate(req.toUnixMs),
+        });
+        return {
+          ...statement,
+          entries: statement.entries.map((entry) => ({ ...entry, createdAtUnixMs: BigInt(entry.createdAt.getTime()) })),
+        };
+      },
+      async replayLedger() {
+        const report = await replayLedger(db);
+        return {
+          accountsChecked: report.accountsChecked,
+          keysChecked: report.keysChecked,
+          requestsChecked: report.requestsChecked,
+          entriesRead: report.entriesRead,
+          differences: report.differences,
+        };
       },
     });
 }

@@ -12,7 +12,7 @@ import { internalClient, type Client } from "@orvado/rpc";
 import { freshDatabase, type FreshDatabase } from "@orvado/testkit";
 import { startBilling, type RunningBilling } from "./index.ts";
 import type { BillingConfig } from "./config.ts";
-import { LEDGER_GROUP } from "./consumer.ts";
+import { LEDGER_GROUP, type SettlementObserver } from "./consumer.ts";
 import type { EntryKind } from "./ledger.ts";
 import { recomputeFromLedger } from "./replay.ts";
 
@@ -25,6 +25,8 @@ const SECRET = "billing-test-secret-0123456789";
 const HOUR_MS = 3_600_000;
 
 export interface TestBilling {
+  /** The database's address, for a second billing process on the same data. */
+  url: string;
   db: Db;
   stream: EventStream;
   logger: Logger;
@@ -33,7 +35,9 @@ export interface TestBilling {
   close(): Promise<void>;
 }
 
-export async function startTestBilling(options: { holdTtlMs?: number } = {}): Promise<TestBilling> {
+export const TEST_SECRET = SECRET;
+
+export async function startTestBilling(options: { holdTtlMs?: number; onSettled?: SettlementObserver } = {}): Promise<TestBilling> {
   const database: FreshDatabase = await freshDatabase();
   const db = await openDb(database.url);
   const logger = createLogger("billing-test", "silent");
@@ -49,9 +53,10 @@ export async function startTestBilling(options: { holdTtlMs?: number } = {}): Pr
     sweepIntervalMs: HOUR_MS,
     kafkaBrokers: [],
   };
-  const service = await startBilling(config, { db, stream, logger });
+  const service = await startBilling(config, { db, stream, logger, onSettled: options.onSettled });
   const client = internalClient(BillingService, service.rpc.url, SECRET);
   return {
+    url: database.url,
     db,
     stream,
     logger,

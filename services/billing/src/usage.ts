@@ -1,0 +1,87 @@
+import type { CostRecord } from "@orvado/proto";
+import type { Queryable } from "@orvado/db";
+import { COST_COLUMNS, costFromRow, type CostRow } from "./cost.ts";
+
+// What an account owner sees of their own requests: pages of cost records,
+// spend per day, and what each key has spent. Always scoped by account id.
+
+export interface UsageFilter {
+  accountId: string;
+  keyId?: string;
+  model?: string;
+  from?: Date;
+  to?: Date;
+  limit: number;
+  cursor?: string;
+}
+
+/** A page boundary: the created_at and request id of the last row shown. */
+export function encodeCursor(createdAt: Date, requestId: string): string {
+  return Buffer.from(`${createdAt.toISOString()}|${requestId}`).toString("base64url");
+}
+
+export function decodeCursor(cursor: string): { createdAt: Date; requestId: string } | null {
+  const [iso, requestId] = Buffer.from(cursor, "base64url").toString("utf8").split("|");
+  const createdAt = new Date(iso ?? "");
+  if (!requestId || Number.isNaN(createdAt.getTime())) return null;
+  return { createdAt, requestId };
+}
+
+export async function listCostRecords(q: Queryable, filter: UsageFilter): Promise<{ records: CostRecord[]; nextCursor: string }> {
+  const after = filter.cursor ? decodeCursor(filter.cursor) : null;
+  const { rows } = await q.query<CostRow & { key_id: string }>(
+    `SELECT ${COST_COLUMNS}, key_id FROM billing.cost_records
+     WHERE account_id = $1
+       AND ($2::text IS NULL OR key_id = $2)
+       AND ($3::text IS NULL OR model = $3)
+       AND ($4::timestamptz IS NULL OR created_at >= $4)
+       AND ($5::timestamptz IS NULL OR created_at < $5)
+       AND ($6::timestamptz IS NULL OR (created_at, request_id) < ($6, $7))
+     ORDER BY created_at DESC, request_id DESC LIMIT $8`,
+    [filter.accountId, filter.keyId ?? null, filter.model ?? null, filter.from ?? null, filter.to ?? null,
+      after?.createdAt ?? null, after?.requestId ?? "", filter.limit + 1],
+  );
+  const page = rows.slice(0, filter.limit);
+  const last = page[page.length - 1];
+  return {
+    records: page.map((row) => costFromRow(row, row.key_id)),
+    nextCursor: rows.length > filter.limit && last ? encodeCursor(new Date(last.created_at), last.request_id) : "",
+  };
+}
+
+export interface DaySpend {
+  date: string;
+  amountMicros: bigint;
+  requests: number;
+}
+
+/** Charges per UTC day of the request, oldest first, with every day of the window present. */
+export async function spendByDay(q: Queryable, accountId: string, days: number, now = new Date()): Promise<DaySpend[]> {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const first = new Date(today - (days - 1) * 86_400_000);
+  const { rows } = await q.query<{ day: string; amount: bigint; requests: bigint }>(
+    `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, sum(captured_micros)::bigint AS amount,
+       count(*)::bigint AS requests
+     FROM billing.cost_records WHERE account_id = $1 AND created_at >= $2 GROUP BY 1`,
+    [accountId, first],
+  );
+  const byDay = new Map(rows.map((row) => [row.day, row]));
+  return Array.from({ length: days }, (_, index) => {
+    const date = new Date(first.getTime() + index * 86_400_000).toISOString().slice(0, 10);
+    const row = byDay.get(date);
+    return { date, amountMicros: row?.amount ?? 0n, requests: Number(row?.requests ?? 0n) };
+  });
+}
+
+export async function keySpend(q: Queryable, accountId: string, keyIds: string[]) {
+  const { rows } = await q.query<{ key_id: string; captured_micros: bigint; held_micros: bigint }>(
+    "SELECT key_id, captured_micros, held_micros FROM billing.key_spend WHERE account_id = $1 AND key_id = ANY($2::text[])",
+    [accountId, keyIds],
+  );
+  const found = new Map(rows.map((row) => [row.key_id, row]));
+  return keyIds.map((keyId) => ({
+    keyId,
+    capturedMicros: found.get(keyId)?.captured_micros ?? 0n,
+    heldMicros: found.get(keyId)?.held_micros ?? 0n,
+  }));
+}
