@@ -5,7 +5,7 @@ import { Code, ConnectError } from "@orvado/rpc";
 import { tierFromName, tierName } from "@orvado/core";
 import type { Db } from "@orvado/db";
 import { reserve } from "./reserve.ts";
-import { MAX_TOP_UP_MICROS, topUp } from "./top-up.ts";
+import { MAX_TOP_UP_MICROS, adjust, topUp } from "./top-up.ts";
 import { readBalance, type BalanceView } from "./ledger.ts";
 import { findCost } from "./cost.ts";
 import { listPriceChanges, listPrices, MAX_PRICE_MICROS, setPrice, type PriceChange } from "./prices.ts";
@@ -88,6 +88,20 @@ export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }
           amountMicros: req.amountMicros,
           note: req.note.slice(0, 500),
           topUpId: req.topUpId || `topup_${randomUUID()}`,
+        });
+        return { balance: balanceMessage(balance) };
+      },
+      async adjust(req) {
+        const size = req.amountMicros < 0n ? -req.amountMicros : req.amountMicros;
+        if (size === 0n || size > MAX_TOP_UP_MICROS) {
+          throw new ConnectError("amount_micros must be non-zero and at most 1,000,000 USD either way", Code.InvalidArgument);
+        }
+        if (!req.note.trim()) throw new ConnectError("note is required: say why the balance is adjusted", Code.InvalidArgument);
+        const balance = await adjust(db, {
+          accountId: required(req.accountId, "account_id"),
+          amountMicros: req.amountMicros,
+          note: req.note.slice(0, 500),
+          adjustmentId: req.adjustmentId || `adj_${randomUUID()}`,
         });
         return { balance: balanceMessage(balance) };
       },

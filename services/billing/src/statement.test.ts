@@ -58,3 +58,30 @@ describe("GetStatement", () => {
     expect(statement.closingBalanceMicros).toBe(0n);
   });
 });
+
+describe("Adjust", () => {
+  it("credits or debits with a note, once per adjustment id, and replays equal", async () => {
+    const accountId = await fundedAccount(billing.client, 1n * USD);
+    const refundId = uniqueId("adj");
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await billing.client.adjust({ accountId, amountMicros: 250_000n, note: "refund for a bad image", adjustmentId: refundId });
+    }
+    await billing.client.adjust({ accountId, amountMicros: -2n * USD, note: "chargeback", adjustmentId: uniqueId("adj") });
+    const statement = await billing.client.getStatement({ accountId });
+    expect(statement.entries.map((entry) => [entry.kind, entry.amountMicros, entry.balanceAfterMicros, entry.reason])).toEqual([
+      ["top_up", USD, USD, "test funds"],
+      ["adjustment", 250_000n, 1_250_000n, "refund for a bad image"],
+      ["adjustment", -2n * USD, -750_000n, "chargeback"],
+    ]);
+    // A negative balance refuses new work rather than going further down.
+    const { balance } = await billing.client.getBalance({ accountId });
+    expect(balance!.availableMicros).toBe(-750_000n);
+    expect((await billing.client.replayLedger({})).differences).toEqual([]);
+  });
+
+  it("refuses a zero amount or a missing note", async () => {
+    const accountId = await fundedAccount(billing.client, USD);
+    await expect(billing.client.adjust({ accountId, amountMicros: 0n, note: "x" })).rejects.toThrow(/non-zero/);
+    await expect(billing.client.adjust({ accountId, amountMicros: 5n, note: "  " })).rejects.toThrow(/note is required/);
+  });
+});

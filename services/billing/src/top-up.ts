@@ -19,3 +19,22 @@ export async function topUp(db: Db, input: { accountId: string; amountMicros: bi
     return readBalance(q, input.accountId);
   });
 }
+
+/**
+ * A signed correction (refund, credit, fix) applied once per adjustment id. A
+ * debit may take the balance below zero: it records a debt the operator decided on.
+ */
+export async function adjust(db: Db, input: { accountId: string; amountMicros: bigint; note: string; adjustmentId: string }): Promise<BalanceView> {
+  return db.tx(async (q) => {
+    const appended = await appendEntry(q, {
+      kind: "adjustment",
+      accountId: input.accountId,
+      keyId: null,
+      requestId: input.adjustmentId,
+      amountMicros: input.amountMicros,
+      reason: input.note,
+    });
+    if (appended) await moveBalance(q, input.accountId, input.amountMicros, 0n);
+    return readBalance(q, input.accountId);
+  });
+}

@@ -1,11 +1,12 @@
 import { parseArgs } from "node:util";
-import { isRequestId, usdToMicros } from "@orvado/core";
+import { TIER_NAMES, isRequestId, usdToMicros, type TierName } from "@orvado/core";
 import { GROUPS, globalUsage, groupUsage, type Group } from "./usage.ts";
 
 export type Command =
   | { name: "accounts create"; email: string; password: string; admin: boolean }
   | { name: "accounts topup"; accountId: string; amountMicros: bigint; note: string }
   | { name: "accounts show"; accountId: string }
+  | { name: "accounts adjust"; accountId: string; amountMicros: bigint; note: string }
   | {
       name: "keys create";
       accountId: string;
@@ -15,7 +16,11 @@ export type Command =
       models: string[];
     }
   | { name: "cost"; requestId: string }
-  | { name: "prices list" };
+  | { name: "prices list" }
+  | { name: "prices set"; model: string; tier: TierName; priceMicros: bigint; note: string }
+  | { name: "prices history"; model: string | null }
+  | { name: "ledger replay" }
+  | { name: "ledger statement"; accountId: string; from: Date | null; to: Date | null; csv: boolean };
 
 export type Parsed =
   | { kind: "run"; command: Command }
@@ -36,6 +41,7 @@ const SUBCOMMANDS: Record<Group, Record<string, Spec>> = {
     create: { options: { email: "string", password: "string", admin: "boolean" }, positionals: [] },
     topup: { options: { account: "string", usd: "string", note: "string" }, positionals: [] },
     show: { options: { account: "string" }, positionals: [] },
+    adjust: { options: { account: "string", usd: "string", note: "string" }, positionals: [] },
   },
   keys: {
     create: {
@@ -45,7 +51,15 @@ const SUBCOMMANDS: Record<Group, Record<string, Spec>> = {
   },
   // Groups with a single action take it without a subcommand word.
   cost: { "": { options: {}, positionals: ["request_id"] } },
-  prices: { list: { options: {}, positionals: [] } },
+  prices: {
+    list: { options: {}, positionals: [] },
+    set: { options: { model: "string", tier: "string", usd: "string", note: "string" }, positionals: [] },
+    history: { options: { model: "string" }, positionals: [] },
+  },
+  ledger: {
+    replay: { options: {}, positionals: [] },
+    statement: { options: { account: "string", from: "string", to: "string", csv: "boolean" }, positionals: [] },
+  },
 };
 
 const MAX_EXPIRES_DAYS = 3650;
@@ -171,6 +185,13 @@ function build(group: Group, action: string, values: Values): Command {
     }
     case "accounts show":
       return { name: "accounts show", accountId: required("account").trim() };
+    case "accounts adjust": {
+      const amount = required("usd").trim();
+      const negative = amount.startsWith("-");
+      const size = usd("usd", negative ? amount.slice(1) : amount);
+      if (size === 0n) throw new ArgError("--usd must not be 0");
+      return { name: "accounts adjust", accountId: required("account").trim(), amountMicros: negative ? -size : size, note: required("note") };
+    }
     case "keys create": {
       const limit = text("limit-usd");
       const days = text("expires-days");
@@ -193,6 +214,26 @@ function build(group: Group, action: string, values: Values): Command {
     }
     case "prices list":
       return { name: "prices list" };
+    case "prices set":
+      return {
+        name: "prices set",
+        model: required("model").trim(),
+        tier: tier(required("tier")),
+        priceMicros: usd("usd", required("usd")),
+        note: text("note") ?? "",
+      };
+    case "prices history":
+      return { name: "prices history", model: text("model")?.trim() ?? null };
+    case "ledger replay":
+      return { name: "ledger replay" };
+    case "ledger statement": {
+      const fromText = text("from");
+      const toText = text("to");
+      const from = fromText === undefined ? null : dateArg("from", fromText, "start");
+      const to = toText === undefined ? null : dateArg("to", toText, "end");
+      if (from && to && from >= to) throw new ArgError("--from must be before --to");
+      return { name: "ledger statement", accountId: required("account").trim(), from, to, csv: values.options.get("csv") === true };
+    }
   }
   throw new Error(`no builder for '${group} ${action}'`);
 }
@@ -203,6 +244,27 @@ function usd(flag: string, text: string): bigint {
     throw new ArgError(`--${flag} must be a non-negative USD amount with at most 6 decimals, like 12.50 (got '${text}')`);
   }
   return micros;
+}
+
+function tier(text: string): TierName {
+  const name = text.trim().toUpperCase();
+  if (!(TIER_NAMES as readonly string[]).includes(name)) throw new ArgError(`--tier must be one of ${TIER_NAMES.join(", ")} (got '${text}')`);
+  return name as TierName;
+}
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * A date (YYYY-MM-DD, a whole UTC day) or an ISO timestamp. A date given to --to
+ * includes that whole day, so "--from 2026-11-01 --to 2026-11-30" is all of November.
+ */
+function dateArg(flag: string, text: string, edge: "start" | "end"): Date {
+  const trimmed = text.trim();
+  const date = new Date(DATE_ONLY.test(trimmed) ? `${trimmed}T00:00:00Z` : trimmed);
+  if (Number.isNaN(date.getTime()) || (DATE_ONLY.test(trimmed) && date.toISOString().slice(0, 10) !== trimmed)) {
+    throw new ArgError(`--${flag} must be a date like 2026-11-01 or an ISO time like 2026-11-01T12:00:00Z (got '${text}')`);
+  }
+  return DATE_ONLY.test(trimmed) && edge === "end" ? new Date(date.getTime() + 86_400_000) : date;
 }
 
 function email(text: string): string {

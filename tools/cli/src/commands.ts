@@ -1,8 +1,9 @@
-import { microsToUsd } from "@orvado/core";
+import { microsToUsd, tierFromName } from "@orvado/core";
 import { AuthService, BillingService, Role } from "@orvado/proto";
 import { ConnectError, type Client } from "@orvado/rpc";
 import type { Command } from "./args.ts";
 import { balanceJson, costJson, isoTime, priceJson, roleText, usdOrNull, type Json } from "./format.ts";
+import { priceChangeJson, render, replayJson, statementCsv, statementJson } from "./format.ts";
 
 export interface Clients {
   auth: Client<typeof AuthService>;
@@ -13,6 +14,8 @@ export interface CommandContext {
   clients: Clients;
   now(): number;
   newTopUpId(): string;
+  /** Who is at the keyboard, recorded with price changes (for example "cli:alice"). */
+  operator: string;
 }
 
 export type ServiceName = keyof Clients;
@@ -49,6 +52,14 @@ function present<T>(value: T | undefined, service: ServiceName, what: string): T
 
 type Out = { [key: string]: Json };
 
+/** Output that is not the usual JSON object (CSV), or that must end with a failing exit code. */
+export class Printed {
+  constructor(
+    readonly text: string,
+    readonly exitCode = 0,
+  ) {}
+}
+
 export async function createAccount(ctx: CommandContext, cmd: Extract<Command, { name: "accounts create" }>): Promise<Out> {
   const what = `creating account ${cmd.email}`;
   const response = await call("auth", what, () =>
@@ -62,6 +73,9 @@ export async function createAccount(ctx: CommandContext, cmd: Extract<Command, {
 }
 
 export async function topUp(ctx: CommandContext, cmd: Extract<Command, { name: "accounts topup" }>): Promise<Out> {
+  // Billing would credit any id; auth says whether the account exists, so a typo cannot strand money.
+  const lookup = `looking up account ${cmd.accountId}`;
+  present((await call("auth", lookup, () => ctx.clients.auth.getAccount({ accountId: cmd.accountId }, CALL))).account, "auth", lookup);
   const topUpId = ctx.newTopUpId();
   // The id is in the message so an operator who saw a timeout can find out whether it applied.
   const what = `topping up account ${cmd.accountId} by ${microsToUsd(cmd.amountMicros)} USD (top_up_id ${topUpId})`;
@@ -73,6 +87,18 @@ export async function topUp(ctx: CommandContext, cmd: Extract<Command, { name: "
   );
   const balance = present(response.balance, "billing", what);
   return { account_id: balance.accountId, ...balanceJson(balance), top_up_id: topUpId };
+}
+
+export async function adjustBalance(ctx: CommandContext, cmd: Extract<Command, { name: "accounts adjust" }>): Promise<Out> {
+  const lookup = `looking up account ${cmd.accountId}`;
+  present((await call("auth", lookup, () => ctx.clients.auth.getAccount({ accountId: cmd.accountId }, CALL))).account, "auth", lookup);
+  const adjustmentId = ctx.newTopUpId().replace(/^topup_/, "adj_");
+  const what = `adjusting account ${cmd.accountId} by ${microsToUsd(cmd.amountMicros)} USD (adjustment_id ${adjustmentId})`;
+  const response = await call("billing", what, () =>
+    ctx.clients.billing.adjust({ accountId: cmd.accountId, amountMicros: cmd.amountMicros, note: cmd.note, adjustmentId }, CALL),
+  );
+  const balance = present(response.balance, "billing", what);
+  return { account_id: balance.accountId, ...balanceJson(balance), adjustment_id: adjustmentId };
 }
 
 export async function showAccount(ctx: CommandContext, cmd: Extract<Command, { name: "accounts show" }>): Promise<Out> {
@@ -135,7 +161,52 @@ export async function listPrices(ctx: CommandContext): Promise<Out> {
   return { prices: response.prices.map(priceJson) };
 }
 
-export function runCommand(ctx: CommandContext, cmd: Command): Promise<Out> {
+export async function setPrice(ctx: CommandContext, cmd: Extract<Command, { name: "prices set" }>): Promise<Out> {
+  const what = `setting the ${cmd.tier} price of ${cmd.model}`;
+  const response = await call("billing", what, () =>
+    ctx.clients.billing.setPrice(
+      { model: cmd.model, tier: tierFromName(cmd.tier)!, priceMicros: cmd.priceMicros, actor: ctx.operator, note: cmd.note },
+      CALL,
+    ),
+  );
+  return {
+    price: priceJson(present(response.price, "billing", what)),
+    change: response.change ? priceChangeJson(response.change) : null,
+    note: response.change ? "Applies to requests made from now on" : "Unchanged: that is already the price",
+  };
+}
+
+export async function priceHistory(ctx: CommandContext, cmd: Extract<Command, { name: "prices history" }>): Promise<Out> {
+  const response = await call("billing", "listing price changes", () =>
+    ctx.clients.billing.listPriceChanges({ model: cmd.model ?? "", limit: 1000 }, CALL),
+  );
+  return { changes: response.changes.map(priceChangeJson) };
+}
+
+export async function replayLedger(ctx: CommandContext): Promise<Printed> {
+  // A full replay reads every entry; give it longer than an ordinary call.
+  const report = await call("billing", "replaying the ledger", () => ctx.clients.billing.replayLedger({}, { timeoutMs: 600_000 }));
+  const out = replayJson(report);
+  return new Printed(render(out), report.differences.length === 0 ? 0 : 1);
+}
+
+export async function statement(ctx: CommandContext, cmd: Extract<Command, { name: "ledger statement" }>): Promise<Out | Printed> {
+  const what = `reading the statement of account ${cmd.accountId}`;
+  present((await call("auth", what, () => ctx.clients.auth.getAccount({ accountId: cmd.accountId }, CALL))).account, "auth", what);
+  const response = await call("billing", what, () =>
+    ctx.clients.billing.getStatement(
+      {
+        accountId: cmd.accountId,
+        fromUnixMs: cmd.from ? BigInt(cmd.from.getTime()) : undefined,
+        toUnixMs: cmd.to ? BigInt(cmd.to.getTime()) : undefined,
+      },
+      { timeoutMs: 120_000 },
+    ),
+  );
+  return cmd.csv ? new Printed(statementCsv(response)) : statementJson(response, cmd.from, cmd.to);
+}
+
+export function runCommand(ctx: CommandContext, cmd: Command): Promise<Out | Printed> {
   switch (cmd.name) {
     case "accounts create":
       return createAccount(ctx, cmd);
@@ -143,11 +214,21 @@ export function runCommand(ctx: CommandContext, cmd: Command): Promise<Out> {
       return topUp(ctx, cmd);
     case "accounts show":
       return showAccount(ctx, cmd);
+    case "accounts adjust":
+      return adjustBalance(ctx, cmd);
     case "keys create":
       return createKey(ctx, cmd);
     case "cost":
       return getCost(ctx, cmd);
     case "prices list":
       return listPrices(ctx);
+    case "prices set":
+      return setPrice(ctx, cmd);
+    case "prices history":
+      return priceHistory(ctx, cmd);
+    case "ledger replay":
+      return replayLedger(ctx);
+    case "ledger statement":
+      return statement(ctx, cmd);
   }
 }

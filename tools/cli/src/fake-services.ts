@@ -54,7 +54,11 @@ export async function startFakeServices(secret = FAKE_SECRET): Promise<FakeServi
     getCost: [],
     listPrices: 0,
   };
-  const accounts = new Map([[KNOWN_ACCOUNT, { email: "known@example.com", role: Role.USER, disabled: false }]]);
+  const accounts = new Map([
+    [KNOWN_ACCOUNT, { email: "known@example.com", role: Role.USER, disabled: false }],
+    // An account with no money yet, for top-ups (which look the account up first).
+    ["acct_fresh", { email: "fresh@example.com", role: Role.USER, disabled: false }],
+  ]);
   const balances = new Map([[KNOWN_ACCOUNT, { balance: 5_000_000n, held: 120_000n }]]);
   const balanceOf = (accountId: string) => {
     const { balance, held } = balances.get(accountId) ?? { balance: 0n, held: 0n };

@@ -1,5 +1,15 @@
 import { microsToUsd } from "@orvado/core";
-import { CostStatus, Role, Tier, type Balance, type CostRecord, type Price } from "@orvado/proto";
+import {
+  CostStatus,
+  Role,
+  Tier,
+  type Balance,
+  type CostRecord,
+  type GetStatementResponse,
+  type Price,
+  type PriceChange,
+  type ReplayLedgerResponse,
+} from "@orvado/proto";
 
 // JSON has no int64, so amounts leave as strings: micros exact, USD with 6 places.
 
@@ -79,6 +89,75 @@ export function priceJson(price: Price): { [key: string]: Json } {
     usd: microsToUsd(price.priceMicros),
     micros: price.priceMicros.toString(),
   };
+}
+
+export function priceChangeJson(change: PriceChange): { [key: string]: Json } {
+  return {
+    change_id: change.changeId.toString(),
+    model: change.model,
+    tier: tierText(change.tier),
+    old_usd: usdOrNull(change.oldPriceMicros),
+    new_usd: microsToUsd(change.newPriceMicros),
+    actor: change.actor,
+    note: change.note,
+    changed_at: isoTime(change.changedAtUnixMs),
+  };
+}
+
+export function replayJson(report: ReplayLedgerResponse): { [key: string]: Json } {
+  return {
+    result: report.differences.length === 0 ? "projections match the ledger" : "DIFFERENCES FOUND",
+    entries_read: report.entriesRead.toString(),
+    accounts_checked: report.accountsChecked,
+    keys_checked: report.keysChecked,
+    requests_checked: report.requestsChecked,
+    differences: report.differences.map((d) => ({
+      projection: d.projection,
+      id: d.id,
+      field: d.field,
+      live_micros: d.live.toString(),
+      replayed_micros: d.replayed.toString(),
+    })),
+  };
+}
+
+const STATEMENT_COLUMNS = ["entry_id", "time", "kind", "request_id", "key_id", "amount_usd", "balance_after_usd", "held_after_usd", "reason"];
+
+function statementRows(statement: GetStatementResponse): string[][] {
+  return statement.entries.map((entry) => [
+    entry.entryId.toString(),
+    isoTime(entry.createdAtUnixMs) ?? "",
+    entry.kind,
+    entry.requestId,
+    entry.keyId,
+    microsToUsd(entry.amountMicros),
+    microsToUsd(entry.balanceAfterMicros),
+    microsToUsd(entry.heldAfterMicros),
+    entry.reason,
+  ]);
+}
+
+export function statementJson(statement: GetStatementResponse, from: Date | null, to: Date | null): { [key: string]: Json } {
+  return {
+    account_id: statement.accountId,
+    from: from?.toISOString() ?? null,
+    to: to?.toISOString() ?? null,
+    opening_balance_usd: microsToUsd(statement.openingBalanceMicros),
+    opening_held_usd: microsToUsd(statement.openingHeldMicros),
+    entries: statementRows(statement).map((row) => Object.fromEntries(row.map((value, index) => [STATEMENT_COLUMNS[index]!, value]))),
+    closing_balance_usd: microsToUsd(statement.closingBalanceMicros),
+    closing_held_usd: microsToUsd(statement.closingHeldMicros),
+  };
+}
+
+/** RFC 4180: quote every field that needs it; a leading = + - @ is prefixed so spreadsheets do not run it as a formula. */
+export function csvField(value: string): string {
+  const safe = /^[=+\-@\t\r]/.test(value) && !/^-?\d+(\.\d+)?$/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+}
+
+export function statementCsv(statement: GetStatementResponse): string {
+  return [STATEMENT_COLUMNS, ...statementRows(statement)].map((row) => row.map(csvField).join(",")).join("\r\n") + "\r\n";
 }
 
 /** What the CLI prints: one JSON object, indented for people, parseable by jq. */

@@ -2,7 +2,8 @@ import { newId } from "@orvado/core";
 import { AuthService, BillingService } from "@orvado/proto";
 import { Code, internalClient } from "@orvado/rpc";
 import { parseCommandLine } from "./args.ts";
-import { RpcFailure, runCommand, type ServiceName } from "./commands.ts";
+import { userInfo } from "node:os";
+import { Printed, RpcFailure, runCommand, type ServiceName } from "./commands.ts";
 import { ConfigError, loadConfig, type CliConfig } from "./config.ts";
 import { render } from "./format.ts";
 
@@ -40,12 +41,25 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     billing: internalClient(BillingService, config.billingUrl, config.secret),
   };
   try {
-    const output = await runCommand({ clients, now: Date.now, newTopUpId: () => newId("topup") }, parsed.command);
+    const operator = `cli:${io.env.USER ?? safeUserName()}`;
+    const output = await runCommand({ clients, now: Date.now, newTopUpId: () => newId("topup"), operator }, parsed.command);
+    if (output instanceof Printed) {
+      io.stdout(output.text);
+      return output.exitCode === 0 ? EXIT_OK : EXIT_FAILED;
+    }
     io.stdout(render(output));
     return EXIT_OK;
   } catch (error) {
     io.stderr(`orvado: ${error instanceof RpcFailure ? describeFailure(error, config) : (error as Error).message}\n`);
     return EXIT_FAILED;
+  }
+}
+
+function safeUserName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return "unknown";
   }
 }
 

@@ -12,7 +12,10 @@ const ACCOUNTS = `Accounts:
   orvado accounts topup --account A --usd 12.50 [--note TEXT]
       Add prepaid USD (up to 6 decimal places) to an account's balance.
   orvado accounts show --account A
-      Show an account with its balance, held and available amounts.`;
+      Show an account with its balance, held and available amounts.
+  orvado accounts adjust --account A --usd -1.50 --note TEXT
+      Correct a balance by a signed amount (a refund, a credit, a fix). The note
+      is required and kept in the ledger.`;
 
 const KEYS = `Keys:
   orvado keys create --account A [--name N] [--limit-usd X] [--expires-days D] [--models m1,m2]
@@ -25,16 +28,30 @@ const COST = `Cost:
 
 const PRICES = `Prices:
   orvado prices list
-      List the price of one image for each model and size tier.`;
+      List the price of one image for each model and size tier.
+  orvado prices set --model M --tier 1K|2K|4K --usd 0.06 [--note TEXT]
+      Change one price. It applies to requests made after it; held requests keep
+      the price they were reserved at. The change is recorded with who and why.
+  orvado prices history [--model M]
+      List recorded price changes, newest first.`;
 
-const OUTPUT = `Every command prints one JSON object on stdout. Amounts are given twice: *_usd as a
+const LEDGER = `Ledger:
+  orvado ledger replay
+      Rebuild balances, key spend and cost records from the ledger and compare them
+      with the live tables. Exits 1 when any difference is found.
+  orvado ledger statement --account A [--from D] [--to D] [--csv]
+      Every ledger entry of an account with the balance and hold after it.
+      D is a date (2026-11-01; --to includes that whole day) or an ISO time.
+      --csv prints CSV instead of JSON.`;
+
+const OUTPUT = `Every command prints one JSON object on stdout (ledger statement --csv prints CSV). Amounts are given twice: *_usd as a
 decimal string with 6 places and *_micros as an integer string of micro-USD.
 Exit codes: 0 done, 1 a service refused or could not be reached, 2 bad arguments or config.`;
 
-export const GROUPS = ["accounts", "keys", "cost", "prices"] as const;
+export const GROUPS = ["accounts", "keys", "cost", "prices", "ledger"] as const;
 export type Group = (typeof GROUPS)[number];
 
-const SECTIONS: Record<Group, string> = { accounts: ACCOUNTS, keys: KEYS, cost: COST, prices: PRICES };
+const SECTIONS: Record<Group, string> = { accounts: ACCOUNTS, keys: KEYS, cost: COST, prices: PRICES, ledger: LEDGER };
 
 export function globalUsage(): string {
   return `orvado: the Orvado operator's command line
@@ -48,6 +65,8 @@ ${KEYS}
 ${COST}
 
 ${PRICES}
+
+${LEDGER}
 
 ${OUTPUT}
 

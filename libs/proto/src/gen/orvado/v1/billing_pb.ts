@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file orvado/v1/billing.proto.
  */
 export const file_orvado_v1_billing: GenFile = /*@__PURE__*/
-  fileDesc("ChdvcnZhZG8vdjEvYmlsbGluZy5wcm90bxIJb3J2YWRvLnYxItIBCg5SZXNlcnZlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEh0KEGtleV9saW1pdF9taWNyb3MYBCABKANIAIgBARINCgVtb2RlbBgFIAEoCRIdCgR0aWVyGAYgASgOMg8ub3J2YWRvLnYxLlRpZXISDAoEc2l6ZRgHIAEoCRIYChBpbWFnZXNfcmVxdWVzdGVkGAggASgNQhMKEV9rZXlfbGltaXRfbWljcm9zImgKBEhvbGQSEgoKcmVxdWVzdF9pZBgBIAEoCRIZChF1bml0X3ByaWNlX21pY3JvcxgCIAEoAxIVCg1hbW91bnRfbWljcm9zGAMgASgDEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgEIAEoAyJjCg9SZXNlcnZlUmVzcG9uc2USHwoEaG9sZBgBIAEoCzIPLm9ydmFkby52MS5Ib2xkSAASJQoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSABCCAoGcmVzdWx0IloKDFRvcFVwUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhUKDWFtb3VudF9taWNyb3MYAiABKAMSDAoEbm90ZRgDIAEoCRIRCgl0b3BfdXBfaWQYBCABKAkiZAoHQmFsYW5jZRISCgphY2NvdW50X2lkGAEgASgJEhYKDmJhbGFuY2VfbWljcm9zGAIgASgDEhMKC2hlbGRfbWljcm9zGAMgASgDEhgKEGF2YWlsYWJsZV9taWNyb3MYBCABKAMiNAoNVG9wVXBSZXNwb25zZRIjCgdiYWxhbmNlGAEgASgLMhIub3J2YWRvLnYxLkJhbGFuY2UiJwoRR2V0QmFsYW5jZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCSI5ChJHZXRCYWxhbmNlUmVzcG9uc2USIwoHYmFsYW5jZRgBIAEoCzISLm9ydmFkby52MS5CYWxhbmNlIs0CCgpDb3N0UmVjb3JkEhIKCnJlcXVlc3RfaWQYASABKAkSJQoGc3RhdHVzGAIgASgOMhUub3J2YWRvLnYxLkNvc3RTdGF0dXMSDQoFbW9kZWwYAyABKAkSDAoEc2l6ZRgEIAEoCRIdCgR0aWVyGAUgASgOMg8ub3J2YWRvLnYxLlRpZXISGAoQaW1hZ2VzX3JlcXVlc3RlZBgGIAEoDRIYChBpbWFnZXNfZGVsaXZlcmVkGAcgASgNEhkKEXVuaXRfcHJpY2VfbWljcm9zGAggASgDEhUKDWFtb3VudF9taWNyb3MYCSABKAMSGgoSY3JlYXRlZF9hdF91bml4X21zGAogASgDEh8KEnNldHRsZWRfYXRfdW5peF9tcxgLIAEoA0gAiAEBEg4KBmtleV9pZBgMIAEoCUIVChNfc2V0dGxlZF9hdF91bml4X21zIjgKDkdldENvc3RSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCSI2Cg9HZXRDb3N0UmVzcG9uc2USIwoEY29zdBgBIAEoCzIVLm9ydmFkby52MS5Db3N0UmVjb3JkIksKBVByaWNlEg0KBW1vZGVsGAEgASgJEh0KBHRpZXIYAiABKA4yDy5vcnZhZG8udjEuVGllchIUCgxwcmljZV9taWNyb3MYAyABKAMiEwoRTGlzdFByaWNlc1JlcXVlc3QiNgoSTGlzdFByaWNlc1Jlc3BvbnNlEiAKBnByaWNlcxgBIAMoCzIQLm9ydmFkby52MS5QcmljZSJyCg9TZXRQcmljZVJlcXVlc3QSDQoFbW9kZWwYASABKAkSHQoEdGllchgCIAEoDjIPLm9ydmFkby52MS5UaWVyEhQKDHByaWNlX21pY3JvcxgDIAEoAxINCgVhY3RvchgEIAEoCRIMCgRub3RlGAUgASgJItUBCgtQcmljZUNoYW5nZRIRCgljaGFuZ2VfaWQYASABKAMSDQoFbW9kZWwYAiABKAkSHQoEdGllchgDIAEoDjIPLm9ydmFkby52MS5UaWVyEh0KEG9sZF9wcmljZV9taWNyb3MYBCABKANIAIgBARIYChBuZXdfcHJpY2VfbWljcm9zGAUgASgDEg0KBWFjdG9yGAYgASgJEgwKBG5vdGUYByABKAkSGgoSY2hhbmdlZF9hdF91bml4X21zGAggASgDQhMKEV9vbGRfcHJpY2VfbWljcm9zIlsKEFNldFByaWNlUmVzcG9uc2USHwoFcHJpY2UYASABKAsyEC5vcnZhZG8udjEuUHJpY2USJgoGY2hhbmdlGAIgASgLMhYub3J2YWRvLnYxLlByaWNlQ2hhbmdlIjcKF0xpc3RQcmljZUNoYW5nZXNSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg0KBWxpbWl0GAIgASgNIkMKGExpc3RQcmljZUNoYW5nZXNSZXNwb25zZRInCgdjaGFuZ2VzGAEgAygLMhYub3J2YWRvLnYxLlByaWNlQ2hhbmdlIt0BChZMaXN0Q29zdFJlY29yZHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoGa2V5X2lkGAIgASgJSACIAQESEgoFbW9kZWwYAyABKAlIAYgBARIZCgxmcm9tX3VuaXhfbXMYBCABKANIAogBARIXCgp0b191bml4X21zGAUgASgDSAOIAQESDQoFbGltaXQYBiABKA0SDgoGY3Vyc29yGAcgASgJQgkKB19rZXlfaWRCCAoGX21vZGVsQg8KDV9mcm9tX3VuaXhfbXNCDQoLX3RvX3VuaXhfbXMiVgoXTGlzdENvc3RSZWNvcmRzUmVzcG9uc2USJgoHcmVjb3JkcxgBIAMoCzIVLm9ydmFkby52MS5Db3N0UmVjb3JkEhMKC25leHRfY3Vyc29yGAIgASgJIjgKFEdldFNwZW5kQnlEYXlSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDAoEZGF5cxgCIAEoDSJBCghEYXlTcGVuZBIMCgRkYXRlGAEgASgJEhUKDWFtb3VudF9taWNyb3MYAiABKAMSEAoIcmVxdWVzdHMYAyABKA0iOgoVR2V0U3BlbmRCeURheVJlc3BvbnNlEiEKBGRheXMYASADKAsyEy5vcnZhZG8udjEuRGF5U3BlbmQiOQoSR2V0S2V5U3BlbmRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHa2V5X2lkcxgCIAMoCSJICghLZXlTcGVuZBIOCgZrZXlfaWQYASABKAkSFwoPY2FwdHVyZWRfbWljcm9zGAIgASgDEhMKC2hlbGRfbWljcm9zGAMgASgDIjgKE0dldEtleVNwZW5kUmVzcG9uc2USIQoEa2V5cxgBIAMoCzITLm9ydmFkby52MS5LZXlTcGVuZCJ9ChNHZXRTdGF0ZW1lbnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSGQoMZnJvbV91bml4X21zGAIgASgDSACIAQESFwoKdG9fdW5peF9tcxgDIAEoA0gBiAEBQg8KDV9mcm9tX3VuaXhfbXNCDQoLX3RvX3VuaXhfbXMi0AEKDlN0YXRlbWVudEVudHJ5EhAKCGVudHJ5X2lkGAEgASgDEgwKBGtpbmQYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCRIOCgZrZXlfaWQYBCABKAkSFQoNYW1vdW50X21pY3JvcxgFIAEoAxIcChRiYWxhbmNlX2FmdGVyX21pY3JvcxgGIAEoAxIZChFoZWxkX2FmdGVyX21pY3JvcxgHIAEoAxIOCgZyZWFzb24YCCABKAkSGgoSY3JlYXRlZF9hdF91bml4X21zGAkgASgDItABChRHZXRTdGF0ZW1lbnRSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEh4KFm9wZW5pbmdfYmFsYW5jZV9taWNyb3MYAiABKAMSGwoTb3BlbmluZ19oZWxkX21pY3JvcxgDIAEoAxIqCgdlbnRyaWVzGAQgAygLMhkub3J2YWRvLnYxLlN0YXRlbWVudEVudHJ5Eh4KFmNsb3NpbmdfYmFsYW5jZV9taWNyb3MYBSABKAMSGwoTY2xvc2luZ19oZWxkX21pY3JvcxgGIAEoAyIVChNSZXBsYXlMZWRnZXJSZXF1ZXN0ImEKEFJlcGxheURpZmZlcmVuY2USEgoKcHJvamVjdGlvbhgBIAEoCRIKCgJpZBgCIAEoCRINCgVmaWVsZBgDIAEoCRIMCgRsaXZlGAQgASgDEhAKCHJlcGxheWVkGAUgASgDIqgBChRSZXBsYXlMZWRnZXJSZXNwb25zZRIYChBhY2NvdW50c19jaGVja2VkGAEgASgNEhQKDGtleXNfY2hlY2tlZBgCIAEoDRIYChByZXF1ZXN0c19jaGVja2VkGAMgASgNEhQKDGVudHJpZXNfcmVhZBgEIAEoBBIwCgtkaWZmZXJlbmNlcxgFIAMoCzIbLm9ydmFkby52MS5SZXBsYXlEaWZmZXJlbmNlKngKCkNvc3RTdGF0dXMSGwoXQ09TVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNDT1NUX1NUQVRVU19QRU5ESU5HEAESFwoTQ09TVF9TVEFUVVNfQ0hBUkdFRBACEhsKF0NPU1RfU1RBVFVTX05PVF9DSEFSR0VEEAMypgcKDkJpbGxpbmdTZXJ2aWNlEkAKB1Jlc2VydmUSGS5vcnZhZG8udjEuUmVzZXJ2ZVJlcXVlc3QaGi5vcnZhZG8udjEuUmVzZXJ2ZVJlc3BvbnNlEjoKBVRvcFVwEhcub3J2YWRvLnYxLlRvcFVwUmVxdWVzdBoYLm9ydmFkby52MS5Ub3BVcFJlc3BvbnNlEkkKCkdldEJhbGFuY2USHC5vcnZhZG8udjEuR2V0QmFsYW5jZVJlcXVlc3QaHS5vcnZhZG8udjEuR2V0QmFsYW5jZVJlc3BvbnNlEkAKB0dldENvc3QSGS5vcnZhZG8udjEuR2V0Q29zdFJlcXVlc3QaGi5vcnZhZG8udjEuR2V0Q29zdFJlc3BvbnNlEkkKCkxpc3RQcmljZXMSHC5vcnZhZG8udjEuTGlzdFByaWNlc1JlcXVlc3QaHS5vcnZhZG8udjEuTGlzdFByaWNlc1Jlc3BvbnNlEkMKCFNldFByaWNlEhoub3J2YWRvLnYxLlNldFByaWNlUmVxdWVzdBobLm9ydmFkby52MS5TZXRQcmljZVJlc3BvbnNlElsKEExpc3RQcmljZUNoYW5nZXMSIi5vcnZhZG8udjEuTGlzdFByaWNlQ2hhbmdlc1JlcXVlc3QaIy5vcnZhZG8udjEuTGlzdFByaWNlQ2hhbmdlc1Jlc3BvbnNlElgKD0xpc3RDb3N0UmVjb3JkcxIhLm9ydmFkby52MS5MaXN0Q29zdFJlY29yZHNSZXF1ZXN0GiIub3J2YWRvLnYxLkxpc3RDb3N0UmVjb3Jkc1Jlc3BvbnNlElIKDUdldFNwZW5kQnlEYXkSHy5vcnZhZG8udjEuR2V0U3BlbmRCeURheVJlcXVlc3QaIC5vcnZhZG8udjEuR2V0U3BlbmRCeURheVJlc3BvbnNlEkwKC0dldEtleVNwZW5kEh0ub3J2YWRvLnYxLkdldEtleVNwZW5kUmVxdWVzdBoeLm9ydmFkby52MS5HZXRLZXlTcGVuZFJlc3BvbnNlEk8KDEdldFN0YXRlbWVudBIeLm9ydmFkby52MS5HZXRTdGF0ZW1lbnRSZXF1ZXN0Gh8ub3J2YWRvLnYxLkdldFN0YXRlbWVudFJlc3BvbnNlEk8KDFJlcGxheUxlZGdlchIeLm9ydmFkby52MS5SZXBsYXlMZWRnZXJSZXF1ZXN0Gh8ub3J2YWRvLnYxLlJlcGxheUxlZGdlclJlc3BvbnNlYgZwcm90bzM", [file_orvado_v1_common]);
+  fileDesc("ChdvcnZhZG8vdjEvYmlsbGluZy5wcm90bxIJb3J2YWRvLnYxItIBCg5SZXNlcnZlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEh0KEGtleV9saW1pdF9taWNyb3MYBCABKANIAIgBARINCgVtb2RlbBgFIAEoCRIdCgR0aWVyGAYgASgOMg8ub3J2YWRvLnYxLlRpZXISDAoEc2l6ZRgHIAEoCRIYChBpbWFnZXNfcmVxdWVzdGVkGAggASgNQhMKEV9rZXlfbGltaXRfbWljcm9zImgKBEhvbGQSEgoKcmVxdWVzdF9pZBgBIAEoCRIZChF1bml0X3ByaWNlX21pY3JvcxgCIAEoAxIVCg1hbW91bnRfbWljcm9zGAMgASgDEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgEIAEoAyJjCg9SZXNlcnZlUmVzcG9uc2USHwoEaG9sZBgBIAEoCzIPLm9ydmFkby52MS5Ib2xkSAASJQoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSABCCAoGcmVzdWx0IloKDFRvcFVwUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhUKDWFtb3VudF9taWNyb3MYAiABKAMSDAoEbm90ZRgDIAEoCRIRCgl0b3BfdXBfaWQYBCABKAkiZAoHQmFsYW5jZRISCgphY2NvdW50X2lkGAEgASgJEhYKDmJhbGFuY2VfbWljcm9zGAIgASgDEhMKC2hlbGRfbWljcm9zGAMgASgDEhgKEGF2YWlsYWJsZV9taWNyb3MYBCABKAMiXwoNQWRqdXN0UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhUKDWFtb3VudF9taWNyb3MYAiABKAMSDAoEbm90ZRgDIAEoCRIVCg1hZGp1c3RtZW50X2lkGAQgASgJIjUKDkFkanVzdFJlc3BvbnNlEiMKB2JhbGFuY2UYASABKAsyEi5vcnZhZG8udjEuQmFsYW5jZSI0Cg1Ub3BVcFJlc3BvbnNlEiMKB2JhbGFuY2UYASABKAsyEi5vcnZhZG8udjEuQmFsYW5jZSInChFHZXRCYWxhbmNlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJIjkKEkdldEJhbGFuY2VSZXNwb25zZRIjCgdiYWxhbmNlGAEgASgLMhIub3J2YWRvLnYxLkJhbGFuY2UizQIKCkNvc3RSZWNvcmQSEgoKcmVxdWVzdF9pZBgBIAEoCRIlCgZzdGF0dXMYAiABKA4yFS5vcnZhZG8udjEuQ29zdFN0YXR1cxINCgVtb2RlbBgDIAEoCRIMCgRzaXplGAQgASgJEh0KBHRpZXIYBSABKA4yDy5vcnZhZG8udjEuVGllchIYChBpbWFnZXNfcmVxdWVzdGVkGAYgASgNEhgKEGltYWdlc19kZWxpdmVyZWQYByABKA0SGQoRdW5pdF9wcmljZV9taWNyb3MYCCABKAMSFQoNYW1vdW50X21pY3JvcxgJIAEoAxIaChJjcmVhdGVkX2F0X3VuaXhfbXMYCiABKAMSHwoSc2V0dGxlZF9hdF91bml4X21zGAsgASgDSACIAQESDgoGa2V5X2lkGAwgASgJQhUKE19zZXR0bGVkX2F0X3VuaXhfbXMiOAoOR2V0Q29zdFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJIjYKD0dldENvc3RSZXNwb25zZRIjCgRjb3N0GAEgASgLMhUub3J2YWRvLnYxLkNvc3RSZWNvcmQiSwoFUHJpY2USDQoFbW9kZWwYASABKAkSHQoEdGllchgCIAEoDjIPLm9ydmFkby52MS5UaWVyEhQKDHByaWNlX21pY3JvcxgDIAEoAyITChFMaXN0UHJpY2VzUmVxdWVzdCI2ChJMaXN0UHJpY2VzUmVzcG9uc2USIAoGcHJpY2VzGAEgAygLMhAub3J2YWRvLnYxLlByaWNlInIKD1NldFByaWNlUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIdCgR0aWVyGAIgASgOMg8ub3J2YWRvLnYxLlRpZXISFAoMcHJpY2VfbWljcm9zGAMgASgDEg0KBWFjdG9yGAQgASgJEgwKBG5vdGUYBSABKAki1QEKC1ByaWNlQ2hhbmdlEhEKCWNoYW5nZV9pZBgBIAEoAxINCgVtb2RlbBgCIAEoCRIdCgR0aWVyGAMgASgOMg8ub3J2YWRvLnYxLlRpZXISHQoQb2xkX3ByaWNlX21pY3JvcxgEIAEoA0gAiAEBEhgKEG5ld19wcmljZV9taWNyb3MYBSABKAMSDQoFYWN0b3IYBiABKAkSDAoEbm90ZRgHIAEoCRIaChJjaGFuZ2VkX2F0X3VuaXhfbXMYCCABKANCEwoRX29sZF9wcmljZV9taWNyb3MiWwoQU2V0UHJpY2VSZXNwb25zZRIfCgVwcmljZRgBIAEoCzIQLm9ydmFkby52MS5QcmljZRImCgZjaGFuZ2UYAiABKAsyFi5vcnZhZG8udjEuUHJpY2VDaGFuZ2UiNwoXTGlzdFByaWNlQ2hhbmdlc1JlcXVlc3QSDQoFbW9kZWwYASABKAkSDQoFbGltaXQYAiABKA0iQwoYTGlzdFByaWNlQ2hhbmdlc1Jlc3BvbnNlEicKB2NoYW5nZXMYASADKAsyFi5vcnZhZG8udjEuUHJpY2VDaGFuZ2Ui3QEKFkxpc3RDb3N0UmVjb3Jkc1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRITCgZrZXlfaWQYAiABKAlIAIgBARISCgVtb2RlbBgDIAEoCUgBiAEBEhkKDGZyb21fdW5peF9tcxgEIAEoA0gCiAEBEhcKCnRvX3VuaXhfbXMYBSABKANIA4gBARINCgVsaW1pdBgGIAEoDRIOCgZjdXJzb3IYByABKAlCCQoHX2tleV9pZEIICgZfbW9kZWxCDwoNX2Zyb21fdW5peF9tc0INCgtfdG9fdW5peF9tcyJWChdMaXN0Q29zdFJlY29yZHNSZXNwb25zZRImCgdyZWNvcmRzGAEgAygLMhUub3J2YWRvLnYxLkNvc3RSZWNvcmQSEwoLbmV4dF9jdXJzb3IYAiABKAkiOAoUR2V0U3BlbmRCeURheVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgRkYXlzGAIgASgNIkEKCERheVNwZW5kEgwKBGRhdGUYASABKAkSFQoNYW1vdW50X21pY3JvcxgCIAEoAxIQCghyZXF1ZXN0cxgDIAEoDSI6ChVHZXRTcGVuZEJ5RGF5UmVzcG9uc2USIQoEZGF5cxgBIAMoCzITLm9ydmFkby52MS5EYXlTcGVuZCI5ChJHZXRLZXlTcGVuZFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIPCgdrZXlfaWRzGAIgAygJIkgKCEtleVNwZW5kEg4KBmtleV9pZBgBIAEoCRIXCg9jYXB0dXJlZF9taWNyb3MYAiABKAMSEwoLaGVsZF9taWNyb3MYAyABKAMiOAoTR2V0S2V5U3BlbmRSZXNwb25zZRIhCgRrZXlzGAEgAygLMhMub3J2YWRvLnYxLktleVNwZW5kIn0KE0dldFN0YXRlbWVudFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIZCgxmcm9tX3VuaXhfbXMYAiABKANIAIgBARIXCgp0b191bml4X21zGAMgASgDSAGIAQFCDwoNX2Zyb21fdW5peF9tc0INCgtfdG9fdW5peF9tcyLQAQoOU3RhdGVtZW50RW50cnkSEAoIZW50cnlfaWQYASABKAMSDAoEa2luZBgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJEg4KBmtleV9pZBgEIAEoCRIVCg1hbW91bnRfbWljcm9zGAUgASgDEhwKFGJhbGFuY2VfYWZ0ZXJfbWljcm9zGAYgASgDEhkKEWhlbGRfYWZ0ZXJfbWljcm9zGAcgASgDEg4KBnJlYXNvbhgIIAEoCRIaChJjcmVhdGVkX2F0X3VuaXhfbXMYCSABKAMi0AEKFEdldFN0YXRlbWVudFJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAkSHgoWb3BlbmluZ19iYWxhbmNlX21pY3JvcxgCIAEoAxIbChNvcGVuaW5nX2hlbGRfbWljcm9zGAMgASgDEioKB2VudHJpZXMYBCADKAsyGS5vcnZhZG8udjEuU3RhdGVtZW50RW50cnkSHgoWY2xvc2luZ19iYWxhbmNlX21pY3JvcxgFIAEoAxIbChNjbG9zaW5nX2hlbGRfbWljcm9zGAYgASgDIhUKE1JlcGxheUxlZGdlclJlcXVlc3QiYQoQUmVwbGF5RGlmZmVyZW5jZRISCgpwcm9qZWN0aW9uGAEgASgJEgoKAmlkGAIgASgJEg0KBWZpZWxkGAMgASgJEgwKBGxpdmUYBCABKAMSEAoIcmVwbGF5ZWQYBSABKAMiqAEKFFJlcGxheUxlZGdlclJlc3BvbnNlEhgKEGFjY291bnRzX2NoZWNrZWQYASABKA0SFAoMa2V5c19jaGVja2VkGAIgASgNEhgKEHJlcXVlc3RzX2NoZWNrZWQYAyABKA0SFAoMZW50cmllc19yZWFkGAQgASgEEjAKC2RpZmZlcmVuY2VzGAUgAygLMhsub3J2YWRvLnYxLlJlcGxheURpZmZlcmVuY2UqeAoKQ29zdFN0YXR1cxIbChdDT1NUX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE0NPU1RfU1RBVFVTX1BFTkRJTkcQARIXChNDT1NUX1NUQVRVU19DSEFSR0VEEAISGwoXQ09TVF9TVEFUVVNfTk9UX0NIQVJHRUQQAzLlBwoOQmlsbGluZ1NlcnZpY2USQAoHUmVzZXJ2ZRIZLm9ydmFkby52MS5SZXNlcnZlUmVxdWVzdBoaLm9ydmFkby52MS5SZXNlcnZlUmVzcG9uc2USOgoFVG9wVXASFy5vcnZhZG8udjEuVG9wVXBSZXF1ZXN0Ghgub3J2YWRvLnYxLlRvcFVwUmVzcG9uc2USPQoGQWRqdXN0Ehgub3J2YWRvLnYxLkFkanVzdFJlcXVlc3QaGS5vcnZhZG8udjEuQWRqdXN0UmVzcG9uc2USSQoKR2V0QmFsYW5jZRIcLm9ydmFkby52MS5HZXRCYWxhbmNlUmVxdWVzdBodLm9ydmFkby52MS5HZXRCYWxhbmNlUmVzcG9uc2USQAoHR2V0Q29zdBIZLm9ydmFkby52MS5HZXRDb3N0UmVxdWVzdBoaLm9ydmFkby52MS5HZXRDb3N0UmVzcG9uc2USSQoKTGlzdFByaWNlcxIcLm9ydmFkby52MS5MaXN0UHJpY2VzUmVxdWVzdBodLm9ydmFkby52MS5MaXN0UHJpY2VzUmVzcG9uc2USQwoIU2V0UHJpY2USGi5vcnZhZG8udjEuU2V0UHJpY2VSZXF1ZXN0Ghsub3J2YWRvLnYxLlNldFByaWNlUmVzcG9uc2USWwoQTGlzdFByaWNlQ2hhbmdlcxIiLm9ydmFkby52MS5MaXN0UHJpY2VDaGFuZ2VzUmVxdWVzdBojLm9ydmFkby52MS5MaXN0UHJpY2VDaGFuZ2VzUmVzcG9uc2USWAoPTGlzdENvc3RSZWNvcmRzEiEub3J2YWRvLnYxLkxpc3RDb3N0UmVjb3Jkc1JlcXVlc3QaIi5vcnZhZG8udjEuTGlzdENvc3RSZWNvcmRzUmVzcG9uc2USUgoNR2V0U3BlbmRCeURheRIfLm9ydmFkby52MS5HZXRTcGVuZEJ5RGF5UmVxdWVzdBogLm9ydmFkby52MS5HZXRTcGVuZEJ5RGF5UmVzcG9uc2USTAoLR2V0S2V5U3BlbmQSHS5vcnZhZG8udjEuR2V0S2V5U3BlbmRSZXF1ZXN0Gh4ub3J2YWRvLnYxLkdldEtleVNwZW5kUmVzcG9uc2USTwoMR2V0U3RhdGVtZW50Eh4ub3J2YWRvLnYxLkdldFN0YXRlbWVudFJlcXVlc3QaHy5vcnZhZG8udjEuR2V0U3RhdGVtZW50UmVzcG9uc2USTwoMUmVwbGF5TGVkZ2VyEh4ub3J2YWRvLnYxLlJlcGxheUxlZGdlclJlcXVlc3QaHy5vcnZhZG8udjEuUmVwbGF5TGVkZ2VyUmVzcG9uc2ViBnByb3RvMw", [file_orvado_v1_common]);
 
 /**
  * @generated from message orvado.v1.ReserveRequest
@@ -202,6 +202,61 @@ export const BalanceSchema: GenMessage<Balance> = /*@__PURE__*/
   messageDesc(file_orvado_v1_billing, 4);
 
 /**
+ * @generated from message orvado.v1.AdjustRequest
+ */
+export type AdjustRequest = Message<"orvado.v1.AdjustRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * Signed: positive credits the account, negative debits it. Never zero.
+   *
+   * @generated from field: int64 amount_micros = 2;
+   */
+  amountMicros: bigint;
+
+  /**
+   * Why: required, kept in the ledger entry.
+   *
+   * @generated from field: string note = 3;
+   */
+  note: string;
+
+  /**
+   * Idempotency key: the same adjustment id is applied once.
+   *
+   * @generated from field: string adjustment_id = 4;
+   */
+  adjustmentId: string;
+};
+
+/**
+ * Describes the message orvado.v1.AdjustRequest.
+ * Use `create(AdjustRequestSchema)` to create a new message.
+ */
+export const AdjustRequestSchema: GenMessage<AdjustRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 5);
+
+/**
+ * @generated from message orvado.v1.AdjustResponse
+ */
+export type AdjustResponse = Message<"orvado.v1.AdjustResponse"> & {
+  /**
+   * @generated from field: orvado.v1.Balance balance = 1;
+   */
+  balance?: Balance | undefined;
+};
+
+/**
+ * Describes the message orvado.v1.AdjustResponse.
+ * Use `create(AdjustResponseSchema)` to create a new message.
+ */
+export const AdjustResponseSchema: GenMessage<AdjustResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 6);
+
+/**
  * @generated from message orvado.v1.TopUpResponse
  */
 export type TopUpResponse = Message<"orvado.v1.TopUpResponse"> & {
@@ -216,7 +271,7 @@ export type TopUpResponse = Message<"orvado.v1.TopUpResponse"> & {
  * Use `create(TopUpResponseSchema)` to create a new message.
  */
 export const TopUpResponseSchema: GenMessage<TopUpResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 5);
+  messageDesc(file_orvado_v1_billing, 7);
 
 /**
  * @generated from message orvado.v1.GetBalanceRequest
@@ -233,7 +288,7 @@ export type GetBalanceRequest = Message<"orvado.v1.GetBalanceRequest"> & {
  * Use `create(GetBalanceRequestSchema)` to create a new message.
  */
 export const GetBalanceRequestSchema: GenMessage<GetBalanceRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 6);
+  messageDesc(file_orvado_v1_billing, 8);
 
 /**
  * @generated from message orvado.v1.GetBalanceResponse
@@ -250,7 +305,7 @@ export type GetBalanceResponse = Message<"orvado.v1.GetBalanceResponse"> & {
  * Use `create(GetBalanceResponseSchema)` to create a new message.
  */
 export const GetBalanceResponseSchema: GenMessage<GetBalanceResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 7);
+  messageDesc(file_orvado_v1_billing, 9);
 
 /**
  * @generated from message orvado.v1.CostRecord
@@ -324,7 +379,7 @@ export type CostRecord = Message<"orvado.v1.CostRecord"> & {
  * Use `create(CostRecordSchema)` to create a new message.
  */
 export const CostRecordSchema: GenMessage<CostRecord> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 8);
+  messageDesc(file_orvado_v1_billing, 10);
 
 /**
  * @generated from message orvado.v1.GetCostRequest
@@ -349,7 +404,7 @@ export type GetCostRequest = Message<"orvado.v1.GetCostRequest"> & {
  * Use `create(GetCostRequestSchema)` to create a new message.
  */
 export const GetCostRequestSchema: GenMessage<GetCostRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 9);
+  messageDesc(file_orvado_v1_billing, 11);
 
 /**
  * @generated from message orvado.v1.GetCostResponse
@@ -366,7 +421,7 @@ export type GetCostResponse = Message<"orvado.v1.GetCostResponse"> & {
  * Use `create(GetCostResponseSchema)` to create a new message.
  */
 export const GetCostResponseSchema: GenMessage<GetCostResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 10);
+  messageDesc(file_orvado_v1_billing, 12);
 
 /**
  * @generated from message orvado.v1.Price
@@ -393,7 +448,7 @@ export type Price = Message<"orvado.v1.Price"> & {
  * Use `create(PriceSchema)` to create a new message.
  */
 export const PriceSchema: GenMessage<Price> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 11);
+  messageDesc(file_orvado_v1_billing, 13);
 
 /**
  * @generated from message orvado.v1.ListPricesRequest
@@ -406,7 +461,7 @@ export type ListPricesRequest = Message<"orvado.v1.ListPricesRequest"> & {
  * Use `create(ListPricesRequestSchema)` to create a new message.
  */
 export const ListPricesRequestSchema: GenMessage<ListPricesRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 12);
+  messageDesc(file_orvado_v1_billing, 14);
 
 /**
  * @generated from message orvado.v1.ListPricesResponse
@@ -423,7 +478,7 @@ export type ListPricesResponse = Message<"orvado.v1.ListPricesResponse"> & {
  * Use `create(ListPricesResponseSchema)` to create a new message.
  */
 export const ListPricesResponseSchema: GenMessage<ListPricesResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 13);
+  messageDesc(file_orvado_v1_billing, 15);
 
 /**
  * @generated from message orvado.v1.SetPriceRequest
@@ -462,7 +517,7 @@ export type SetPriceRequest = Message<"orvado.v1.SetPriceRequest"> & {
  * Use `create(SetPriceRequestSchema)` to create a new message.
  */
 export const SetPriceRequestSchema: GenMessage<SetPriceRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 14);
+  messageDesc(file_orvado_v1_billing, 16);
 
 /**
  * @generated from message orvado.v1.PriceChange
@@ -516,7 +571,7 @@ export type PriceChange = Message<"orvado.v1.PriceChange"> & {
  * Use `create(PriceChangeSchema)` to create a new message.
  */
 export const PriceChangeSchema: GenMessage<PriceChange> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 15);
+  messageDesc(file_orvado_v1_billing, 17);
 
 /**
  * @generated from message orvado.v1.SetPriceResponse
@@ -538,7 +593,7 @@ export type SetPriceResponse = Message<"orvado.v1.SetPriceResponse"> & {
  * Use `create(SetPriceResponseSchema)` to create a new message.
  */
 export const SetPriceResponseSchema: GenMessage<SetPriceResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 16);
+  messageDesc(file_orvado_v1_billing, 18);
 
 /**
  * @generated from message orvado.v1.ListPriceChangesRequest
@@ -562,7 +617,7 @@ export type ListPriceChangesRequest = Message<"orvado.v1.ListPriceChangesRequest
  * Use `create(ListPriceChangesRequestSchema)` to create a new message.
  */
 export const ListPriceChangesRequestSchema: GenMessage<ListPriceChangesRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 17);
+  messageDesc(file_orvado_v1_billing, 19);
 
 /**
  * @generated from message orvado.v1.ListPriceChangesResponse
@@ -579,7 +634,7 @@ export type ListPriceChangesResponse = Message<"orvado.v1.ListPriceChangesRespon
  * Use `create(ListPriceChangesResponseSchema)` to create a new message.
  */
 export const ListPriceChangesResponseSchema: GenMessage<ListPriceChangesResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 18);
+  messageDesc(file_orvado_v1_billing, 20);
 
 /**
  * @generated from message orvado.v1.ListCostRecordsRequest
@@ -632,7 +687,7 @@ export type ListCostRecordsRequest = Message<"orvado.v1.ListCostRecordsRequest">
  * Use `create(ListCostRecordsRequestSchema)` to create a new message.
  */
 export const ListCostRecordsRequestSchema: GenMessage<ListCostRecordsRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 19);
+  messageDesc(file_orvado_v1_billing, 21);
 
 /**
  * @generated from message orvado.v1.ListCostRecordsResponse
@@ -656,7 +711,7 @@ export type ListCostRecordsResponse = Message<"orvado.v1.ListCostRecordsResponse
  * Use `create(ListCostRecordsResponseSchema)` to create a new message.
  */
 export const ListCostRecordsResponseSchema: GenMessage<ListCostRecordsResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 20);
+  messageDesc(file_orvado_v1_billing, 22);
 
 /**
  * @generated from message orvado.v1.GetSpendByDayRequest
@@ -680,7 +735,7 @@ export type GetSpendByDayRequest = Message<"orvado.v1.GetSpendByDayRequest"> & {
  * Use `create(GetSpendByDayRequestSchema)` to create a new message.
  */
 export const GetSpendByDayRequestSchema: GenMessage<GetSpendByDayRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 21);
+  messageDesc(file_orvado_v1_billing, 23);
 
 /**
  * @generated from message orvado.v1.DaySpend
@@ -709,7 +764,7 @@ export type DaySpend = Message<"orvado.v1.DaySpend"> & {
  * Use `create(DaySpendSchema)` to create a new message.
  */
 export const DaySpendSchema: GenMessage<DaySpend> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 22);
+  messageDesc(file_orvado_v1_billing, 24);
 
 /**
  * @generated from message orvado.v1.GetSpendByDayResponse
@@ -728,7 +783,7 @@ export type GetSpendByDayResponse = Message<"orvado.v1.GetSpendByDayResponse"> &
  * Use `create(GetSpendByDayResponseSchema)` to create a new message.
  */
 export const GetSpendByDayResponseSchema: GenMessage<GetSpendByDayResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 23);
+  messageDesc(file_orvado_v1_billing, 25);
 
 /**
  * @generated from message orvado.v1.GetKeySpendRequest
@@ -750,7 +805,7 @@ export type GetKeySpendRequest = Message<"orvado.v1.GetKeySpendRequest"> & {
  * Use `create(GetKeySpendRequestSchema)` to create a new message.
  */
 export const GetKeySpendRequestSchema: GenMessage<GetKeySpendRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 24);
+  messageDesc(file_orvado_v1_billing, 26);
 
 /**
  * @generated from message orvado.v1.KeySpend
@@ -777,7 +832,7 @@ export type KeySpend = Message<"orvado.v1.KeySpend"> & {
  * Use `create(KeySpendSchema)` to create a new message.
  */
 export const KeySpendSchema: GenMessage<KeySpend> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 25);
+  messageDesc(file_orvado_v1_billing, 27);
 
 /**
  * @generated from message orvado.v1.GetKeySpendResponse
@@ -794,7 +849,7 @@ export type GetKeySpendResponse = Message<"orvado.v1.GetKeySpendResponse"> & {
  * Use `create(GetKeySpendResponseSchema)` to create a new message.
  */
 export const GetKeySpendResponseSchema: GenMessage<GetKeySpendResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 26);
+  messageDesc(file_orvado_v1_billing, 28);
 
 /**
  * @generated from message orvado.v1.GetStatementRequest
@@ -821,7 +876,7 @@ export type GetStatementRequest = Message<"orvado.v1.GetStatementRequest"> & {
  * Use `create(GetStatementRequestSchema)` to create a new message.
  */
 export const GetStatementRequestSchema: GenMessage<GetStatementRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 27);
+  messageDesc(file_orvado_v1_billing, 29);
 
 /**
  * @generated from message orvado.v1.StatementEntry
@@ -883,7 +938,7 @@ export type StatementEntry = Message<"orvado.v1.StatementEntry"> & {
  * Use `create(StatementEntrySchema)` to create a new message.
  */
 export const StatementEntrySchema: GenMessage<StatementEntry> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 28);
+  messageDesc(file_orvado_v1_billing, 30);
 
 /**
  * @generated from message orvado.v1.GetStatementResponse
@@ -925,7 +980,7 @@ export type GetStatementResponse = Message<"orvado.v1.GetStatementResponse"> & {
  * Use `create(GetStatementResponseSchema)` to create a new message.
  */
 export const GetStatementResponseSchema: GenMessage<GetStatementResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 29);
+  messageDesc(file_orvado_v1_billing, 31);
 
 /**
  * @generated from message orvado.v1.ReplayLedgerRequest
@@ -938,7 +993,7 @@ export type ReplayLedgerRequest = Message<"orvado.v1.ReplayLedgerRequest"> & {
  * Use `create(ReplayLedgerRequestSchema)` to create a new message.
  */
 export const ReplayLedgerRequestSchema: GenMessage<ReplayLedgerRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 30);
+  messageDesc(file_orvado_v1_billing, 32);
 
 /**
  * @generated from message orvado.v1.ReplayDifference
@@ -977,7 +1032,7 @@ export type ReplayDifference = Message<"orvado.v1.ReplayDifference"> & {
  * Use `create(ReplayDifferenceSchema)` to create a new message.
  */
 export const ReplayDifferenceSchema: GenMessage<ReplayDifference> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 31);
+  messageDesc(file_orvado_v1_billing, 33);
 
 /**
  * @generated from message orvado.v1.ReplayLedgerResponse
@@ -1014,7 +1069,7 @@ export type ReplayLedgerResponse = Message<"orvado.v1.ReplayLedgerResponse"> & {
  * Use `create(ReplayLedgerResponseSchema)` to create a new message.
  */
 export const ReplayLedgerResponseSchema: GenMessage<ReplayLedgerResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 32);
+  messageDesc(file_orvado_v1_billing, 34);
 
 /**
  * @generated from enum orvado.v1.CostStatus
@@ -1072,6 +1127,16 @@ export const BillingService: GenService<{
     methodKind: "unary";
     input: typeof TopUpRequestSchema;
     output: typeof TopUpResponseSchema;
+  },
+  /**
+   * Adjust corrects a balance by a signed amount (a refund, a goodwill credit, a fix), with a required note.
+   *
+   * @generated from rpc orvado.v1.BillingService.Adjust
+   */
+  adjust: {
+    methodKind: "unary";
+    input: typeof AdjustRequestSchema;
+    output: typeof AdjustResponseSchema;
   },
   /**
    * @generated from rpc orvado.v1.BillingService.GetBalance

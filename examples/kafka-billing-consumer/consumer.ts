@@ -1,0 +1,44 @@
+// An example analyst's consumer of Orvado's billing events on Kafka (kafkajs).
+//
+//   KAFKA_BROKERS=broker:9092 node --import tsx examples/kafka-billing-consumer/consumer.ts [--from-beginning]
+//
+// It prints each event as one JSON line and, every 10 s, the charged USD per
+// account. Use your own group id: never "billing-ledger", which is billing's.
+import { Kafka, logLevel } from "kafkajs";
+import { microsToUsd } from "@orvado/core";
+import { BILLING_TOPIC } from "@orvado/events";
+import { SpendByAccount, billingEventJson, decodeBillingEvent } from "./spend.ts";
+
+const brokers = (process.env.KAFKA_BROKERS ?? "").split(",").filter(Boolean);
+if (brokers.length === 0) {
+  console.error("Set KAFKA_BROKERS (host:port,…) to the brokers Orvado publishes to.");
+  process.exit(2);
+}
+
+const kafka = new Kafka({ clientId: "orvado-example-analyst", brokers, logLevel: logLevel.WARN });
+const consumer = kafka.consumer({ groupId: process.env.GROUP_ID ?? "orvado-example-analyst" });
+const spend = new SpendByAccount();
+
+await consumer.connect();
+await consumer.subscribe({ topic: BILLING_TOPIC, fromBeginning: process.argv.includes("--from-beginning") });
+await consumer.run({
+  async eachMessage({ message, partition }) {
+    if (!message.value) return;
+    const event = decodeBillingEvent(message.value);
+    const fresh = spend.add(event);
+    console.log(JSON.stringify({ partition, offset: message.offset, duplicate: !fresh, event: billingEventJson(event) }));
+  },
+});
+
+const report = setInterval(() => {
+  const totals = Object.fromEntries([...spend.totals()].map(([account, micros]) => [account, microsToUsd(micros)]));
+  console.log(JSON.stringify({ charged_usd_by_account: totals }));
+}, 10_000);
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, async () => {
+    clearInterval(report);
+    await consumer.disconnect();
+    process.exit(0);
+  });
+}
