@@ -22,9 +22,19 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.NOT_FOUND]: 404,
   [ErrorCode.METHOD_NOT_ALLOWED]: 405,
   [ErrorCode.LINK_EXPIRED]: 410,
+  [ErrorCode.IDEMPOTENCY_KEY_REUSED]: 409,
   [ErrorCode.ASYNC_IMAGE_FAILED]: 502,
   [ErrorCode.NO_CAPACITY]: 503,
   [ErrorCode.INTERNAL_ERROR]: 500,
+  [ErrorCode.INVALID_CREDENTIALS]: 401,
+  [ErrorCode.NOT_SIGNED_IN]: 401,
+  [ErrorCode.ACCOUNT_DISABLED]: 403,
+  [ErrorCode.CSRF_FAILED]: 403,
+  [ErrorCode.FORBIDDEN]: 403,
+  [ErrorCode.ACCOUNT_EXISTS]: 409,
+  [ErrorCode.TOO_MANY_ATTEMPTS]: 429,
+  [ErrorCode.SERVICE_UNAVAILABLE]: 503,
+  [ErrorCode.JOB_OUTCOME_UNKNOWN]: 502,
 };
 
 export function httpStatusFor(code: ErrorCode): number {

@@ -25,3 +25,17 @@ export function stopOnSignal(service: Stoppable, logger: Logger): void {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
 }
+
+/**
+ * A service run as its own process shares its data with the other services, so
+ * it needs PostgreSQL: PGlite (the embedded default of `npm start`) admits one
+ * process. Exits with a clear message instead of starting on a private database.
+ */
+export function requireSharedDatabase(service: string, databaseUrl: string): void {
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return;
+  process.stderr.write(
+    `${service}: DATABASE_URL must be a postgres:// address when the service runs as its own process ` +
+      `(got ${JSON.stringify(databaseUrl)}). For the embedded single-process set, run \`npm start\`.\n`,
+  );
+  process.exit(2);
+}

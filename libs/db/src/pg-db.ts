@@ -27,11 +27,17 @@ export function openPgDb(url: string, maxConnections = 20): Db {
   let listener: pg.Client | null = null;
   const handlers = new Map<string, Set<(payload: string) => void>>();
 
+  let closed = false;
+
   async function listenerClient(): Promise<pg.Client> {
     if (listener) return listener;
     const client = new pg.Client({ connectionString: url, types });
     client.on("error", () => {
-      listener = null;
+      // A lost listening connection (server restart, terminated backend) is
+      // re-made with its channels; consumers poll meanwhile, so nothing is missed.
+      if (listener === client) listener = null;
+      client.end().catch(() => {});
+      if (!closed) setTimeout(() => void relisten(), 500).unref();
     });
     client.on("notification", (message) => {
       for (const handler of handlers.get(message.channel) ?? []) handler(message.payload ?? "");
@@ -41,22 +47,39 @@ export function openPgDb(url: string, maxConnections = 20): Db {
     return client;
   }
 
+  async function relisten(): Promise<void> {
+    if (closed || listener || handlers.size === 0) return;
+    try {
+      const client = await listenerClient();
+      for (const channel of handlers.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    } catch {
+      if (!closed) setTimeout(() => void relisten(), 1000).unref();
+    }
+  }
+
   return {
     kind: "pg",
     query: root.query,
     exec: root.exec,
     async tx(fn) {
       const client = await pool.connect();
+      // The pool stops listening for errors on a client it has lent out; a
+      // backend terminated mid-transaction must fail this call, not crash the process.
+      const onError = () => {};
+      client.on("error", onError);
+      let broken: Error | undefined;
       try {
         await client.query("BEGIN");
         const result = await fn(wrap(client));
         await client.query("COMMIT");
         return result;
       } catch (error) {
-        await client.query("ROLLBACK").catch(() => {});
+        // If even ROLLBACK fails the connection is gone: hand it back as broken so the pool drops it.
+        await client.query("ROLLBACK").catch((rollbackError: Error) => (broken = rollbackError));
         throw error;
       } finally {
-        client.release();
+        client.removeListener("error", onError);
+        client.release(broken);
       }
     },
     async listen(channel, onPayload) {
@@ -73,6 +96,7 @@ export function openPgDb(url: string, maxConnections = 20): Db {
       };
     },
     async close() {
+      closed = true;
       await listener?.end().catch(() => {});
       await pool.end();
     },

@@ -10,6 +10,8 @@ describe("auth config", () => {
       port: 7101,
       internalSecret: SECRET,
       databaseUrl: "./data/pglite",
+      sessions: { idleMs: 12 * 3_600_000, maxMs: 7 * 86_400_000 },
+      signInLimits: { windowMs: 15 * 60_000, maxPerAccount: 10, maxPerIp: 50 },
     });
   });
 
@@ -21,6 +23,11 @@ describe("auth config", () => {
       DATABASE_URL: "postgres://db/orvado",
       ORVADO_ADMIN_EMAIL: "ops@example.com",
       ORVADO_ADMIN_PASSWORD: "long enough",
+      AUTH_SESSION_IDLE_MS: "60000",
+      AUTH_SESSION_MAX_MS: "120000",
+      AUTH_SIGNIN_WINDOW_MS: "30000",
+      AUTH_SIGNIN_MAX_FAILURES_PER_ACCOUNT: "3",
+      AUTH_SIGNIN_MAX_FAILURES_PER_IP: "7",
     });
     expect(config).toEqual({
       host: "0.0.0.0",
@@ -29,6 +36,8 @@ describe("auth config", () => {
       databaseUrl: "postgres://db/orvado",
       adminEmail: "ops@example.com",
       adminPassword: "long enough",
+      sessions: { idleMs: 60_000, maxMs: 120_000 },
+      signInLimits: { windowMs: 30_000, maxPerAccount: 3, maxPerIp: 7 },
     });
   });
 

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { parseEnv, portSchema } from "@orvado/core";
+import type { SessionPolicy } from "./sessions.ts";
+import type { SignInLimitPolicy } from "./sign-in-limit.ts";
 
 export interface AuthConfig {
   host: string;
@@ -8,6 +10,10 @@ export interface AuthConfig {
   databaseUrl: string;
   adminEmail?: string;
   adminPassword?: string;
+  /** Console session lifetimes; defaults when unset (12 h idle, 7 days absolute). */
+  sessions?: SessionPolicy;
+  /** Failed sign-ins allowed per email and per address in a window; defaults 10 and 50 per 15 minutes. */
+  signInLimits?: SignInLimitPolicy;
 }
 
 const optionalText = z
@@ -25,6 +31,11 @@ const schema = z
     ORVADO_ADMIN_PASSWORD: optionalText.refine((text) => text === undefined || text.length >= 8, {
       message: "must be at least 8 characters",
     }),
+    AUTH_SESSION_IDLE_MS: z.coerce.number().int().min(1000).default(12 * 3_600_000),
+    AUTH_SESSION_MAX_MS: z.coerce.number().int().min(1000).default(7 * 86_400_000),
+    AUTH_SIGNIN_WINDOW_MS: z.coerce.number().int().min(1000).default(15 * 60_000),
+    AUTH_SIGNIN_MAX_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).default(10),
+    AUTH_SIGNIN_MAX_FAILURES_PER_IP: z.coerce.number().int().min(1).default(50),
   })
   // Half a credential would silently fall back to a generated password; refuse it instead.
   .refine((env) => (env.ORVADO_ADMIN_EMAIL === undefined) === (env.ORVADO_ADMIN_PASSWORD === undefined), {
@@ -41,5 +52,11 @@ export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig
     databaseUrl: parsed.DATABASE_URL,
     ...(parsed.ORVADO_ADMIN_EMAIL !== undefined && { adminEmail: parsed.ORVADO_ADMIN_EMAIL }),
     ...(parsed.ORVADO_ADMIN_PASSWORD !== undefined && { adminPassword: parsed.ORVADO_ADMIN_PASSWORD }),
+    sessions: { idleMs: parsed.AUTH_SESSION_IDLE_MS, maxMs: parsed.AUTH_SESSION_MAX_MS },
+    signInLimits: {
+      windowMs: parsed.AUTH_SIGNIN_WINDOW_MS,
+      maxPerAccount: parsed.AUTH_SIGNIN_MAX_FAILURES_PER_ACCOUNT,
+      maxPerIp: parsed.AUTH_SIGNIN_MAX_FAILURES_PER_IP,
+    },
   };
 }

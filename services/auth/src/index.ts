@@ -1,4 +1,4 @@
-// Auth owns accounts, passwords and API keys (td-…, stored hashed) behind orvado.v1.AuthService.
+// Auth owns accounts, passwords, console sessions and API keys (td-…, stored hashed) behind orvado.v1.AuthService.
 // It never touches money: balances, limits' spending and prices belong to billing.
 import { fileURLToPath } from "node:url";
 import { migrate, type Db } from "@orvado/db";
@@ -14,6 +14,7 @@ export { DEFAULT_ADMIN_EMAIL } from "./bootstrap.ts";
 export { REFUSALS } from "./verify.ts";
 export { hasKeyShape, hashKeySecret, KEY_PREFIX } from "./keys.ts";
 export { verifyPassword } from "./passwords.ts";
+export { SESSION_REFUSALS } from "./sessions.ts";
 
 const MIGRATIONS = fileURLToPath(new URL("../migrations", import.meta.url));
 
@@ -22,6 +23,8 @@ export interface AuthDeps {
   logger: Logger;
   /** Tests shorten the last_used_at interval or move the clock. */
   verifier?: AuthServiceDeps["verifier"];
+  /** Tests move the clock to reach session expiry and the sign-in window. */
+  now?: () => number;
 }
 
 /** Migrates the auth schema, makes sure an admin exists, and serves AuthService. The caller owns db. */
@@ -35,7 +38,14 @@ export async function startAuth(config: AuthConfig, deps: AuthDeps): Promise<{ r
     port: config.port,
     secret: config.internalSecret,
     serviceNames: [AuthService.typeName],
-    routes: authRoutes({ db, logger, ...(deps.verifier && { verifier: deps.verifier }) }),
+    routes: authRoutes({
+      db,
+      logger,
+      ...(deps.verifier && { verifier: deps.verifier }),
+      ...(deps.now && { now: deps.now }),
+      ...(config.sessions && { sessions: config.sessions }),
+      ...(config.signInLimits && { signInLimits: config.signInLimits }),
+    }),
     logger,
   });
   return { rpc, stop: () => rpc.close() };

@@ -1,11 +1,12 @@
 // The auth service as its own process: config from env, its database, AuthService on AUTH_PORT.
-import { createLogger, stopOnSignal } from "@orvado/core";
+import { createLogger, requireSharedDatabase, stopOnSignal } from "@orvado/core";
 import { openDb } from "@orvado/db";
 import { loadAuthConfig } from "./config.ts";
 import { startAuth } from "./index.ts";
 
 const logger = createLogger("auth");
 const config = loadAuthConfig();
+requireSharedDatabase("auth", config.databaseUrl);
 const db = await openDb(config.databaseUrl);
 try {
   const auth = await startAuth(config, { db, logger });

@@ -1,44 +1,33 @@
 import type { Db, Queryable } from "@orvado/db";
 import { newId, type Logger } from "@orvado/core";
 import { Code, ConnectError, type RpcServerOptions } from "@orvado/rpc";
-import { AuthService, type AccountSchema, type ApiKeySchema } from "@orvado/proto";
-import type { MessageInitShape } from "@bufbuild/protobuf";
+import { AuthService } from "@orvado/proto";
 import { accountInput, keyInput } from "./input.ts";
+import { accountMessage, keyMessage } from "./messages.ts";
+import { ConsoleSessions, DEFAULT_SESSION_POLICY, type SessionPolicy } from "./sessions.ts";
+import { DEFAULT_SIGN_IN_LIMITS, type SignInLimitPolicy } from "./sign-in-limit.ts";
 import { displayPrefix, hashKeySecret, newKeySecret } from "./keys.ts";
 import { hashPassword } from "./passwords.ts";
-import { findAccount, insertAccount, insertKey, roleText, roleValue, type AccountRow, type KeyRow } from "./store.ts";
+import {
+  findAccount,
+  insertAccount,
+  insertKey,
+  listAccounts,
+  listKeys,
+  revokeKey,
+  roleText,
+  setAccountDisabled,
+  type AccountRow,
+} from "./store.ts";
 import { KeyVerifier, type KeyVerifierOptions } from "./verify.ts";
 
 export interface AuthServiceDeps {
   db: Db;
   logger: Logger;
   verifier?: KeyVerifierOptions;
+  sessions?: SessionPolicy;
+  signInLimits?: SignInLimitPolicy;
   now?: () => number;
-}
-
-const toUnixMs = (date: Date) => BigInt(date.getTime());
-
-function accountMessage(row: AccountRow): MessageInitShape<typeof AccountSchema> {
-  return {
-    accountId: row.account_id,
-    email: row.email,
-    role: roleValue(row.role),
-    disabled: row.disabled,
-    createdAtUnixMs: toUnixMs(row.created_at),
-  };
-}
-
-function keyMessage(row: KeyRow): MessageInitShape<typeof ApiKeySchema> {
-  return {
-    keyId: row.key_id,
-    accountId: row.account_id,
-    name: row.name,
-    ...(row.limit_micros !== null && { limitMicros: row.limit_micros }),
-    ...(row.expires_at !== null && { expiresAtUnixMs: toUnixMs(row.expires_at) }),
-    models: row.models,
-    createdAtUnixMs: toUnixMs(row.created_at),
-    prefix: row.prefix,
-  };
 }
 
 /** Creates an account; null when the email is already taken. Shared by the RPC and the admin bootstrap. */
@@ -55,6 +44,11 @@ export function authRoutes(deps: AuthServiceDeps): RpcServerOptions["routes"] {
   const { db, logger } = deps;
   const now = deps.now ?? Date.now;
   const verifier = new KeyVerifier(db, logger, { now, ...deps.verifier });
+  const sessions = new ConsoleSessions(db, logger, deps.sessions ?? DEFAULT_SESSION_POLICY, deps.signInLimits ?? DEFAULT_SIGN_IN_LIMITS, now);
+  const accountOrNotFound = (row: AccountRow | null, accountId: string) => {
+    if (!row) throw new ConnectError(`no account ${accountId}`, Code.NotFound);
+    return { account: accountMessage(row) };
+  };
 
   return (router) =>
     router.service(AuthService, {
@@ -67,9 +61,7 @@ export function authRoutes(deps: AuthServiceDeps): RpcServerOptions["routes"] {
       },
 
       async getAccount(req) {
-        const row = req.accountId === "" ? null : await findAccount(db, req.accountId);
-        if (!row) throw new ConnectError(`no account ${req.accountId}`, Code.NotFound);
-        return { account: accountMessage(row) };
+        return accountOrNotFound(req.accountId === "" ? null : await findAccount(db, req.accountId), req.accountId);
       },
 
       async createKey(req) {
@@ -91,5 +83,49 @@ export function authRoutes(deps: AuthServiceDeps): RpcServerOptions["routes"] {
       },
 
       verifyKey: (req) => verifier.verify(req.secret),
+
+      async listKeys(req) {
+        return { keys: req.accountId === "" ? [] : (await listKeys(db, req.accountId)).map(keyMessage) };
+      },
+
+      async revokeKey(req) {
+        const row = req.accountId === "" || req.keyId === "" ? null : await revokeKey(db, req.accountId, req.keyId);
+        // Another account's key gets the same answer as no key at all: ids must not be probed.
+        if (!row) throw new ConnectError(`account ${req.accountId} has no key ${req.keyId}`, Code.NotFound);
+        logger.info({ keyId: row.key_id, accountId: row.account_id }, "api key revoked");
+        return { key: keyMessage(row) };
+      },
+
+      async listAccounts() {
+        return { accounts: (await listAccounts(db)).map(accountMessage) };
+      },
+
+      async setAccountDisabled(req) {
+        const row = req.accountId === "" ? null : await setAccountDisabled(db, req.accountId, req.disabled);
+        if (row && req.disabled) await sessions.endAll(row.account_id);
+        if (row) logger.info({ accountId: row.account_id, disabled: row.disabled }, "account disabled flag set");
+        return accountOrNotFound(row, req.accountId);
+      },
+
+      async signIn(req) {
+        const answer = await sessions.signIn(req.email, req.password, req.clientIp);
+        if (!answer.ok) return { result: { case: "refusal", value: answer.refusal } };
+        return { result: { case: "signedIn", value: { sessionToken: answer.token, session: answer.session } } };
+      },
+
+      async getSession(req) {
+        const answer = await sessions.get(req.sessionToken);
+        return answer.ok ? { result: { case: "session", value: answer.session } } : { result: { case: "refusal", value: answer.refusal } };
+      },
+
+      async signOut(req) {
+        await sessions.signOut(req.sessionToken);
+        return {};
+      },
+
+      async changePassword(req) {
+        const answer = await sessions.changePassword(req.sessionToken, req.currentPassword, req.newPassword);
+        return answer.ok ? {} : { refusal: answer.refusal };
+      },
     });
 }

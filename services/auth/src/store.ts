@@ -21,6 +21,8 @@ export interface KeyRow {
   expires_at: Date | null;
   models: string[];
   created_at: Date;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
 }
 
 export interface KeyForVerify {
@@ -35,7 +37,7 @@ export interface KeyForVerify {
 }
 
 const ACCOUNT_COLUMNS = "account_id, email, role, disabled, created_at";
-const KEY_COLUMNS = "key_id, account_id, name, prefix, limit_micros, expires_at, models, created_at";
+const KEY_COLUMNS = "key_id, account_id, name, prefix, limit_micros, expires_at, models, created_at, revoked_at, last_used_at";
 
 export const roleText = (role: Role.USER | Role.ADMIN) => (role === Role.ADMIN ? "admin" : "user");
 export const roleValue = (text: AccountRow["role"]) => (text === "admin" ? Role.ADMIN : Role.USER);
@@ -116,4 +118,62 @@ export async function touchKey(q: Queryable, keyId: string, minIntervalMs: numbe
       WHERE key_id = $1 AND (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2::double precision))`,
     [keyId, minIntervalMs / 1000],
   );
+}
+
+export async function listAccounts(q: Queryable): Promise<AccountRow[]> {
+  const result = await q.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM auth.accounts ORDER BY created_at, account_id`);
+  return result.rows;
+}
+
+/** The account with its password hash, for sign-in only. */
+export async function findAccountByEmail(
+  q: Queryable,
+  email: string,
+): Promise<(AccountRow & { password_hash: string }) | null> {
+  const result = await q.query<AccountRow & { password_hash: string }>(
+    `SELECT ${ACCOUNT_COLUMNS}, password_hash FROM auth.accounts WHERE email = $1`,
+    [email],
+  );
+  return result.rows[0] ?? null;
+}
+
+export async function passwordHashOf(q: Queryable, accountId: string): Promise<string | null> {
+  const result = await q.query<{ password_hash: string }>("SELECT password_hash FROM auth.accounts WHERE account_id = $1", [
+    accountId,
+  ]);
+  return result.rows[0]?.password_hash ?? null;
+}
+
+export async function setPasswordHash(q: Queryable, accountId: string, passwordHash: string): Promise<void> {
+  await q.query("UPDATE auth.accounts SET password_hash = $2 WHERE account_id = $1", [accountId, passwordHash]);
+}
+
+export async function setAccountDisabled(q: Queryable, accountId: string, disabled: boolean): Promise<AccountRow | null> {
+  const result = await q.query<AccountRow>(
+    `UPDATE auth.accounts SET disabled = $2 WHERE account_id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
+    [accountId, disabled],
+  );
+  return result.rows[0] ?? null;
+}
+
+export async function listKeys(q: Queryable, accountId: string): Promise<KeyRow[]> {
+  const result = await q.query<KeyRow>(
+    `SELECT ${KEY_COLUMNS} FROM auth.api_keys WHERE account_id = $1 ORDER BY created_at DESC, key_id`,
+    [accountId],
+  );
+  return result.rows;
+}
+
+/**
+ * Revokes a key of that account (the account in the WHERE is what keeps one tenant
+ * off another's keys); revoking twice keeps the first time. null when the account
+ * has no such key.
+ */
+export async function revokeKey(q: Queryable, accountId: string, keyId: string): Promise<KeyRow | null> {
+  const result = await q.query<KeyRow>(
+    `UPDATE auth.api_keys SET revoked_at = COALESCE(revoked_at, now())
+      WHERE account_id = $1 AND key_id = $2 RETURNING ${KEY_COLUMNS}`,
+    [accountId, keyId],
+  );
+  return result.rows[0] ?? null;
 }

@@ -27,12 +27,19 @@ export async function openTestDb(): Promise<{ db: Db; url: string; close(): Prom
   };
 }
 
-export async function startTestAuth(options: { verifier?: AuthDeps["verifier"]; logger?: Logger } = {}) {
+export async function startTestAuth(
+  options: { verifier?: AuthDeps["verifier"]; logger?: Logger; now?: () => number; config?: Partial<AuthConfig> } = {},
+) {
   const database = await openTestDb();
   const logger = options.logger ?? createLogger("auth-test", "silent");
   // Configured admin credentials keep the generated-password warning out of test output.
-  const config = testConfig(database.url, { adminEmail: "root@example.test", adminPassword: "root-password" });
-  const auth = await startAuth(config, { db: database.db, logger, ...(options.verifier && { verifier: options.verifier }) });
+  const config = testConfig(database.url, { adminEmail: "root@example.test", adminPassword: "root-password", ...options.config });
+  const auth = await startAuth(config, {
+    db: database.db,
+    logger,
+    ...(options.verifier && { verifier: options.verifier }),
+    ...(options.now && { now: options.now }),
+  });
   const client = internalClient(AuthService, auth.rpc.url, TEST_SECRET);
   return {
     db: database.db,

@@ -1,14 +1,18 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
 import { AuthService, BillingService, ErrorCode, GenerationService } from "@orvado/proto";
 import { newRequestId, type Logger } from "@orvado/core";
-import { internalClient } from "@orvado/rpc";
+import { Code, ConnectError, internalClient } from "@orvado/rpc";
 import type { EdgeConfig } from "./config.ts";
-import { sendError } from "./reply.ts";
+import { sendClientError, sendError, sendRoutingError } from "./reply.ts";
 import { KeyChecker } from "./key-check.ts";
 import { imageRoutes } from "./routes/images.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { costRoutes } from "./routes/cost.ts";
 import { fileRoutes } from "./routes/files.ts";
+import { consoleStaticRoutes } from "./console/static.ts";
+import { consoleApiRoutes } from "./console/api/index.ts";
+import { jobRoutes } from "./routes/jobs.ts";
+import { metricsRoutes } from "./routes/metrics.ts";
 
 /** Fastify's own refusals (bad JSON, size, media type) in the spec's error shape. */
 function codeForFrameworkError(error: FastifyError): ErrorCode | null {
@@ -26,6 +30,9 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
     logController: new LogController({ requestIdLogLabel: "requestId", disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
     return503OnClosing: true,
+    // What Fastify and Node refuse before any route or hook, in the spec's error shape too.
+    frameworkErrors: sendRoutingError,
+    clientErrorHandler: sendClientError,
   });
   const auth = internalClient(AuthService, config.authUrl, config.internalSecret);
   const billing = internalClient(BillingService, config.billingUrl, config.internalSecret);
@@ -41,15 +48,27 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const code = codeForFrameworkError(error);
     if (code !== null) return sendError(request, reply, code, error.message.replace(/^Body /, "The request body "));
+    const unavailable = (error as unknown) instanceof ConnectError && [Code.Unavailable, Code.DeadlineExceeded].includes((error as unknown as ConnectError).code);
+    if (unavailable) {
+      // A service behind the edge is restarting or unreachable: a read can simply be tried again.
+      request.log.warn({ err: error }, "a service behind the edge is unavailable");
+      reply.header("retry-after", "5").header("x-should-retry", "true");
+      return sendError(request, reply, ErrorCode.SERVICE_UNAVAILABLE, "A service behind the gateway is briefly unavailable; retry in a few seconds");
+    }
     request.log.error({ err: error }, "request failed");
     return sendError(request, reply, ErrorCode.INTERNAL_ERROR, "Something went wrong on our side; nothing was charged for this failure");
   });
   app.setNotFoundHandler((request, reply) => sendError(request, reply, ErrorCode.NOT_FOUND, `No route ${request.method} ${request.url.split("?")[0]}`));
 
   app.get("/healthz", async () => ({ status: "ok" }));
-  imageRoutes(app, { keys: new KeyChecker(auth, config.keyCacheMs), generation, publicUrl: config.publicUrl });
+  metricsRoutes(app, { generation });
+  const keys = new KeyChecker(auth, config.keyCacheMs);
+  imageRoutes(app, { keys, generation, publicUrl: config.publicUrl });
+  jobRoutes(app, { keys, generation, publicUrl: config.publicUrl });
   modelRoutes(app, { generation });
   costRoutes(app, { billing });
   fileRoutes(app, { generation });
+  consoleStaticRoutes(app, { publicUrl: config.publicUrl });
+  consoleApiRoutes(app, { auth, billing, generation, ...(config.publicUrl && { publicUrl: config.publicUrl }) });
   return app;
 }

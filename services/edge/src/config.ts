@@ -24,7 +24,8 @@ const schema = z.object({
   ORVADO_GENERATION_URL: z.string().url().default("http://127.0.0.1:7103"),
   ORVADO_PUBLIC_URL: z.string().url().optional(),
   EDGE_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(256 * 1024),
-  EDGE_KEY_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  // At most 1 s: a revoked key must stop working within 2 seconds on every edge (docs/console.md).
+  EDGE_KEY_CACHE_MS: z.coerce.number().int().min(0).max(1000).default(1000),
 });
 
 export function loadEdgeConfig(env: NodeJS.ProcessEnv = process.env): EdgeConfig {

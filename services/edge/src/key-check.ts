@@ -31,7 +31,13 @@ export class KeyChecker {
     const cacheKey = createHash("sha256").update(secret).digest("base64");
     const cached = this.#cache.get(cacheKey);
     if (cached && cached.until > Date.now()) return cached.check;
-    const answer = await this.auth.verifyKey({ secret });
+    let answer;
+    try {
+      answer = await this.auth.verifyKey({ secret });
+    } catch {
+      // Auth is down or restarting: nothing has started, so the client may simply retry.
+      return { ok: false, refusal: refusal(ErrorCode.SERVICE_UNAVAILABLE, "The key could not be checked just now; nothing was charged, retry in a few seconds", { retryAfterSeconds: 5, shouldRetry: true }) as Refusal };
+    }
     const check: KeyCheck =
       answer.result.case === "key"
         ? { ok: true, key: answer.result.value }

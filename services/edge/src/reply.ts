@@ -1,15 +1,52 @@
-import type { FastifyReply, FastifyRequest } from "fastify";
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ErrorCode, type Refusal } from "@orvado/proto";
-import { errorBody, httpStatusFor } from "@orvado/core";
+import { errorBody, httpStatusFor, newRequestId } from "@orvado/core";
 
 /** Every error leaves through here: the spec's body (2.6) with the status of its code. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, code: ErrorCode, message: string) {
+  // Set here too: Fastify's early refusals (frameworkErrors) skip the onRequest hook that sets them.
+  reply.header("x-gateway-request-id", request.id).header("x-request-id", request.id);
   return reply.code(httpStatusFor(code)).send(errorBody(code, message, request.id));
+}
+
+/** URLs Fastify's router refuses before any hook runs (bad percent-encoding, over-long path parameters). */
+export function sendRoutingError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error.code === "FST_ERR_MAX_PARAM_LENGTH") return sendError(request, reply, ErrorCode.NOT_FOUND, "No such resource: a path segment is too long");
+  if (error.code === "FST_ERR_BAD_URL") return sendError(request, reply, ErrorCode.INVALID_REQUEST, "The URL is not valid: it has a malformed percent-encoding");
+  return sendError(request, reply, ErrorCode.INVALID_REQUEST, "The request could not be routed");
+}
+
+/**
+ * Requests Node's HTTP parser rejects before Fastify ever sees them (malformed
+ * HTTP, headers over the size limit, too slow to arrive): the same error shape,
+ * with a request id of their own, then the connection is closed as Node does.
+ */
+export function sendClientError(error: NodeJS.ErrnoException, socket: Socket) {
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const requestId = newRequestId();
+  const [status, message] =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "The request line and headers are larger than this server accepts"]
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "The request took too long to arrive"]
+        : [400, "The request is not valid HTTP"];
+  // An answer to HEAD has no body (the client would read one as garbage); Node keeps the refused bytes in rawPacket.
+  const head = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString("latin1") === "HEAD ";
+  const body = head ? "" : JSON.stringify(errorBody(ErrorCode.INVALID_REQUEST, message, requestId));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n${head ? "" : `Content-Length: ${Buffer.byteLength(body)}\r\n`}` +
+        `X-Gateway-Request-Id: ${requestId}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 /** A refusal from a service, with the retry hints SDKs read. */
 export function sendRefusal(request: FastifyRequest, reply: FastifyReply, refusal: Refusal) {
-  if (refusal.code === ErrorCode.NO_CAPACITY) reply.header("retry-after", String(refusal.retryAfterSeconds || 60));
+  if (refusal.code === ErrorCode.NO_CAPACITY || refusal.retryAfterSeconds > 0) reply.header("retry-after", String(refusal.retryAfterSeconds || 60));
   if (httpStatusFor(refusal.code) >= 500) reply.header("x-should-retry", String(refusal.shouldRetry));
   return sendError(request, reply, refusal.code, refusal.message);
 }

@@ -3,47 +3,137 @@ import { z } from "zod";
 import { TIER_NAMES, tierFromName } from "@orvado/core";
 import type { Tier } from "@orvado/proto";
 
-// The model catalog: public model ids (spec 2.2), their family, the tiers they
-// offer and the channels that serve them, from the operator's models file.
+// The model catalog: public model ids (spec 2.2), their family, the tiers they offer and
+// the channels that serve them, from the operator's models file (docs/providers.md).
+// A channel names the environment variable holding its key, never the key itself.
 
-const channelSchema = z.object({
-  name: z.string().min(1),
-  provider: z.enum(["sandbox"]),
-  capacity: z.number().int().min(1).max(100_000),
-});
+export const UPSTREAM_PROVIDERS = ["sandbox", "openai", "google", "bytedance", "black-forest-labs", "fal", "replicate", "openai-compatible"] as const;
+export type UpstreamProvider = (typeof UPSTREAM_PROVIDERS)[number];
 
-const modelSchema = z.object({
-  id: z.string().min(1),
-  family: z.enum(["alpha", "beta"]),
-  tiers: z.array(z.enum(TIER_NAMES)).min(1),
-  channels: z.array(channelSchema).min(1),
-});
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-const catalogFileSchema = z.object({ models: z.array(modelSchema).min(1) });
+const channelSchema = z
+  .object({
+    name: z.string().min(1).max(64).regex(/^[\w.-]+$/, "letters, digits, '_', '-' and '.' only"),
+    provider: z.enum(UPSTREAM_PROVIDERS),
+    /** The upstream's own model id (gpt-image-1, gemini-2.5-flash-image, flux-pro-1.1, …). */
+    upstreamModel: z.string().min(1).optional(),
+    /** Overrides the provider's default API address; required for openai-compatible. */
+    baseUrl: z.string().url().optional(),
+    /** Name of the environment variable that holds this channel's API key. */
+    apiKeyEnv: z.string().regex(ENV_NAME, "must be an environment variable name").optional(),
+    /** Lower is tried first; equal priorities keep file order. */
+    priority: z.number().int().min(0).max(1_000_000).optional(),
+    /** Jobs this channel runs at once. */
+    capacity: z.number().int().min(1).max(100_000),
+    /** Tiers this channel serves (default: every tier of the model). */
+    tiers: z.array(z.enum(TIER_NAMES)).min(1).optional(),
+    /** Images per upstream call (default: what the provider package says for the model). */
+    maxImagesPerCall: z.number().int().min(1).max(10).optional(),
+    /** Gives up on this channel (and fails over) after this long; the job's own limit still applies. */
+    timeoutMs: z.number().int().min(100).max(600_000).optional(),
+    /** How often polled providers (Black Forest Labs, Replicate) are polled. */
+    pollIntervalMs: z.number().int().min(10).max(60_000).optional(),
+    /** Lets URLs from this upstream point at loopback/private addresses (local servers, tests). */
+    allowPrivateNetwork: z.boolean().optional(),
+  })
+  .strict();
 
-export type ChannelConfig = z.infer<typeof channelSchema>;
+const modelSchema = z
+  .object({
+    id: z.string().min(1),
+    family: z.enum(["alpha", "beta"]),
+    tiers: z.array(z.enum(TIER_NAMES)).min(1),
+    channels: z.array(channelSchema).min(1),
+  })
+  .strict()
+  .superRefine((model, ctx) => {
+    const names = new Set<string>();
+    model.channels.forEach((channel, index) => {
+      const issue = (message: string) => ctx.addIssue({ code: "custom", path: ["channels", index], message: `channel "${channel.name}": ${message}` });
+      if (names.has(channel.name)) issue("the name is used twice in this model");
+      names.add(channel.name);
+      if (channel.provider === "sandbox") return;
+      if (!channel.upstreamModel) issue("upstreamModel is required for an upstream provider");
+      if (!channel.apiKeyEnv && channel.provider !== "openai-compatible") issue("apiKeyEnv is required (the environment variable holding the key)");
+      if (channel.provider === "openai-compatible" && !channel.baseUrl) issue("baseUrl is required for openai-compatible");
+      for (const tier of channel.tiers ?? []) if (!model.tiers.includes(tier)) issue(`tier ${tier} is not one of the model's tiers`);
+    });
+  });
+
+const catalogFileSchema = z.object({ _note: z.string().optional(), models: z.array(modelSchema).min(1) }).strict();
+
+type ChannelFile = z.infer<typeof channelSchema>;
+
+export interface ChannelConfig extends Omit<ChannelFile, "tiers" | "priority"> {
+  priority: number;
+  /** Tiers served by this channel. */
+  tiers: Tier[];
+}
 
 export interface CatalogModel {
   id: string;
   family: "alpha" | "beta";
   tiers: Tier[];
+  /** In the order they are tried: by priority, then file order. */
   channels: ChannelConfig[];
 }
 
 export type Catalog = Map<string, CatalogModel>;
 
 export function loadCatalog(path: string): Catalog {
-  const parsed = catalogFileSchema.safeParse(JSON.parse(readFileSync(path, "utf8")));
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new Error(`models file ${path}: ${(error as Error).message}`);
+  }
+  return parseCatalog(raw, path);
+}
+
+export function parseCatalog(raw: unknown, source = "models file"): Catalog {
+  const parsed = catalogFileSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new Error(`models file ${path}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    throw new Error(`${source}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   }
   return new Map(
-    parsed.data.models.map((model) => [
-      model.id,
-      { ...model, tiers: model.tiers.map((name) => tierFromName(name)!) },
-    ]),
+    parsed.data.models.map((model) => {
+      const tiers = model.tiers.map((name) => tierFromName(name)!);
+      const channels = model.channels
+        .map((channel, index) => ({
+          ...channel,
+          priority: channel.priority ?? index,
+          tiers: channel.tiers ? channel.tiers.map((name) => tierFromName(name)!) : tiers,
+          order: index,
+        }))
+        .sort((a, b) => a.priority - b.priority || a.order - b.order)
+        .map(({ order: _order, ...channel }) => channel);
+      return [model.id, { id: model.id, family: model.family, tiers, channels }];
+    }),
   );
 }
+
+/**
+ * Reads each channel's API key from the environment variable it names. A missing one
+ * stops the service at start, naming the channel and the variable (never the value).
+ */
+export function resolveChannelKeys(catalog: Catalog, readKey: (variable: string) => string | undefined): Map<string, string | undefined> {
+  const keys = new Map<string, string | undefined>();
+  const missing: string[] = [];
+  for (const model of catalog.values()) {
+    for (const channel of model.channels) {
+      if (!channel.apiKeyEnv) continue;
+      const value = readKey(channel.apiKeyEnv)?.trim();
+      if (!value) missing.push(`channel "${channel.name}" of model "${model.id}" needs its API key in the environment variable ${channel.apiKeyEnv}, which is not set`);
+      keys.set(channelKey(model.id, channel.name), value);
+    }
+  }
+  if (missing.length > 0) throw new Error(`models file: ${missing.join("; ")}`);
+  return keys;
+}
+
+/** One name per model and channel: capacity, breakers and keys are counted on it. */
+export const channelKey = (modelId: string, channel: string) => `${modelId}/${channel}`;
 
 /** The sandbox renders for every model in the embedded default; /v1/models says so. */
 export const isSandboxOnly = (model: CatalogModel) => model.channels.every((channel) => channel.provider === "sandbox");

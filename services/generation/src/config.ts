@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { commaListSchema, parseEnv, portSchema } from "@orvado/core";
+import { commaListSchema, flagSchema, parseEnv, portSchema } from "@orvado/core";
+import { checkStorageEnv, storageConfigFrom, storageEnvShape, type StorageConfig } from "./storage/config.ts";
 
 export interface GenerationConfig {
   host: string;
@@ -10,11 +11,32 @@ export interface GenerationConfig {
   billingUrl: string;
   urlSigningSecret: string;
   imageDir: string;
+  /** Local disk or an S3-compatible bucket (storage/config.ts). */
+  storage: StorageConfig;
+  /** How often files whose links expired are deleted (file-sweeper.ts). */
+  sweepIntervalMs: number;
   urlTtlSeconds: number;
   /** Spec 4.1 rule 5: a job is given up after 10 minutes. */
   jobTimeoutMs: number;
   maxImagesPerRequest: number;
   kafkaBrokers: string[];
+  /**
+   * Reads the environment variable a channel's `apiKeyEnv` names (docs/providers.md). A
+   * function rather than a copy of the environment, so logging the config never shows a key.
+   */
+  readChannelKey(variable: string): string | undefined;
+  /** Lets upstream-provided URLs reach loopback/private addresses (local simulators, tests). */
+  allowPrivateUpstreams: boolean;
+  /** Consecutive upstream failures that open a channel's circuit breaker. */
+  breakerFailures: number;
+  /** How long an open breaker keeps its channel out of rotation before a trial call. */
+  breakerCooldownMs: number;
+  /** Largest upstream answer (JSON or image download) read, in bytes. */
+  maxUpstreamBytes: number;
+  /** How often jobs lost with a stopped process are failed (orphan-jobs.ts). */
+  orphanSweepIntervalMs: number;
+  /** Added to the job time limit before a 'running' job counts as lost. */
+  orphanGraceMs: number;
 }
 
 const schema = z.object({
@@ -25,12 +47,18 @@ const schema = z.object({
   ORVADO_MODELS_FILE: z.string().default("./config/models.json"),
   ORVADO_BILLING_URL: z.string().url().default("http://127.0.0.1:7102"),
   ORVADO_URL_SIGNING_SECRET: z.string().min(16, "must be at least 16 characters"),
-  GENERATION_IMAGE_DIR: z.string().default("./data/images"),
+  ...storageEnvShape,
   GENERATION_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(86_400),
   GENERATION_JOB_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(600_000),
   GENERATION_MAX_IMAGES: z.coerce.number().int().min(1).max(10).default(4),
   KAFKA_BROKERS: commaListSchema,
-});
+  GENERATION_ALLOW_PRIVATE_UPSTREAMS: flagSchema,
+  GENERATION_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
+  GENERATION_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  GENERATION_ORPHAN_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  GENERATION_ORPHAN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+  GENERATION_MAX_UPSTREAM_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(50 * 1024 * 1024),
+}).superRefine(checkStorageEnv);
 
 export function loadGenerationConfig(env: NodeJS.ProcessEnv = process.env): GenerationConfig {
   const parsed = parseEnv(schema, env);
@@ -43,9 +71,18 @@ export function loadGenerationConfig(env: NodeJS.ProcessEnv = process.env): Gene
     billingUrl: parsed.ORVADO_BILLING_URL,
     urlSigningSecret: parsed.ORVADO_URL_SIGNING_SECRET,
     imageDir: parsed.GENERATION_IMAGE_DIR,
+    storage: storageConfigFrom(parsed),
+    sweepIntervalMs: parsed.GENERATION_SWEEP_INTERVAL_MS,
     urlTtlSeconds: parsed.GENERATION_URL_TTL_SECONDS,
     jobTimeoutMs: parsed.GENERATION_JOB_TIMEOUT_MS,
     maxImagesPerRequest: parsed.GENERATION_MAX_IMAGES,
     kafkaBrokers: parsed.KAFKA_BROKERS,
+    readChannelKey: (variable) => env[variable],
+    allowPrivateUpstreams: parsed.GENERATION_ALLOW_PRIVATE_UPSTREAMS,
+    breakerFailures: parsed.GENERATION_BREAKER_FAILURES,
+    breakerCooldownMs: parsed.GENERATION_BREAKER_COOLDOWN_MS,
+    maxUpstreamBytes: parsed.GENERATION_MAX_UPSTREAM_BYTES,
+    orphanSweepIntervalMs: parsed.GENERATION_ORPHAN_SWEEP_INTERVAL_MS,
+    orphanGraceMs: parsed.GENERATION_ORPHAN_GRACE_MS,
   };
 }

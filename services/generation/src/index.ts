@@ -10,7 +10,10 @@ import type { GenerationConfig } from "./config.ts";
 import { loadCatalog } from "./catalog.ts";
 import { JobRunner } from "./jobs.ts";
 import { generationRoutes } from "./rpc.ts";
-import { LocalImageStore } from "./storage/local-store.ts";
+import { openImageStore } from "./storage/open-store.ts";
+import { GenerationMetrics } from "./metrics.ts";
+import { startFileSweeper } from "./file-sweeper.ts";
+import { startOrphanSweeper } from "./orphan-jobs.ts";
 
 export type { GenerationConfig } from "./config.ts";
 export { loadGenerationConfig } from "./config.ts";
@@ -18,6 +21,7 @@ export { loadGenerationConfig } from "./config.ts";
 export interface RunningGeneration {
   rpc: RpcServer;
   jobs: JobRunner;
+  metrics: GenerationMetrics;
   stop(): Promise<void>;
 }
 
@@ -31,21 +35,38 @@ export async function startGeneration(
   await migrate(db, "generation", MIGRATIONS);
   await migrateOutbox(db, "generation");
   const catalog = loadCatalog(config.modelsFile);
-  const store = new LocalImageStore(config.imageDir);
+  const store = openImageStore(config.storage);
+  const metrics = new GenerationMetrics();
   const relay = startOutboxRelay({ db, schema: "generation", stream, logger });
   const billing = internalClient(BillingService, config.billingUrl, config.internalSecret);
-  const jobs = new JobRunner({ db, billing, store, relay, catalog, config, logger });
+  const jobs = new JobRunner({ db, billing, store, relay, catalog, config, logger, metrics });
+  metrics.watchCapacity(function* () {
+    // Keys are `<model>/<channel>`; model ids never contain a slash.
+    for (const [key, capacity] of jobs.capacities) {
+      const cut = key.indexOf("/");
+      yield { model: key.slice(0, cut), channel: key.slice(cut + 1), inUse: capacity.inUse, limit: capacity.limit };
+    }
+  });
+  const stopSweeper = startFileSweeper({ db, store, logger: logger.child({ component: "file-sweeper" }) }, config.sweepIntervalMs);
+  const stopOrphanSweeper = startOrphanSweeper({
+    db,
+    logger: logger.child({ component: "orphan-jobs" }),
+    olderThanMs: config.jobTimeoutMs + config.orphanGraceMs,
+    intervalMs: config.orphanSweepIntervalMs,
+    onFailed: () => relay.poke(),
+  });
   const rpc = await startRpcServer({
     host: config.host,
     port: config.port,
     secret: config.internalSecret,
     serviceNames: [GenerationService.typeName],
-    routes: generationRoutes({ db, catalog, jobs, store, urlSigningSecret: config.urlSigningSecret }),
+    routes: generationRoutes({ db, catalog, jobs, store, metrics, urlSigningSecret: config.urlSigningSecret }),
     logger,
   });
   return {
     rpc,
     jobs,
+    metrics,
     async stop() {
       // Calls in flight keep their streams; jobs run to the end and their events leave the outbox.
       const closed = rpc.close();
@@ -53,6 +74,9 @@ export async function startGeneration(
       await closed;
       await relay.flush();
       await relay.stop();
+      await stopSweeper();
+      await stopOrphanSweeper();
+      store.close?.();
     },
   };
 }

@@ -3,6 +3,7 @@ import { codeText, tierName } from "@orvado/core";
 import type { Db } from "@orvado/db";
 import type { ErrorCode } from "@orvado/proto";
 import type { JobSpec } from "./validate.ts";
+import { releaseIdempotencyKey } from "./idempotency.ts";
 
 // The job's rows and its billing event change in one transaction (the outbox):
 // a job can never finish without billing hearing of it, nor the other way round.
@@ -47,12 +48,14 @@ export async function recordJobSuccess(db: Db, ids: BillingEventIds, images: Sto
   });
 }
 
-export async function recordJobFailure(db: Db, ids: BillingEventIds, code: ErrorCode, message: string): Promise<void> {
+export async function recordJobFailure(db: Db, ids: BillingEventIds, code: ErrorCode, message: string, shouldRetry = true): Promise<void> {
   await db.tx(async (q) => {
     await q.query(
-      "UPDATE generation.jobs SET status = 'failed', error_code = $2, error_message = $3, finished_at = now() WHERE request_id = $1",
-      [ids.requestId, codeText(code), message.slice(0, 1000)],
+      "UPDATE generation.jobs SET status = 'failed', error_code = $2, error_message = $3, should_retry = $4, finished_at = now() WHERE request_id = $1",
+      [ids.requestId, codeText(code), message.slice(0, 1000), shouldRetry],
     );
+    // A failed request frees its Idempotency-Key in the same step, so a retry runs a new job (idempotency.ts).
+    await releaseIdempotencyKey(q, ids.requestId);
     await emitBillingEvent(q, "generation", ids, { case: "failed", value: { code, reason: message.slice(0, 500) } });
   });
 }
@@ -62,7 +65,29 @@ export interface ImageRow {
   expires_at: Date;
 }
 
+/** Null for an unknown image, and for one whose file the sweeper has deleted. */
 export async function findImage(db: Db, imageId: string): Promise<ImageRow | null> {
-  const result = await db.query<ImageRow>("SELECT content_type, expires_at FROM generation.images WHERE image_id = $1", [imageId]);
+  const result = await db.query<ImageRow>(
+    "SELECT content_type, expires_at FROM generation.images WHERE image_id = $1 AND deleted_at IS NULL",
+    [imageId],
+  );
   return result.rows[0] ?? null;
+}
+
+/** Images whose links have expired and whose files are still stored, oldest first. */
+export async function findExpiredImages(db: Db, limit: number): Promise<string[]> {
+  const result = await db.query<{ image_id: string }>(
+    "SELECT image_id FROM generation.images WHERE deleted_at IS NULL AND expires_at <= now() ORDER BY expires_at LIMIT $1",
+    [limit],
+  );
+  return result.rows.map((row) => row.image_id);
+}
+
+export async function markImageDeleted(db: Db, imageId: string): Promise<void> {
+  await db.query("UPDATE generation.images SET deleted_at = now() WHERE image_id = $1 AND deleted_at IS NULL", [imageId]);
+}
+
+/** After a failover the job row names the channel that is now running it. */
+export async function recordJobChannel(db: Db, requestId: string, channel: string): Promise<void> {
+  await db.query("UPDATE generation.jobs SET channel = $2 WHERE request_id = $1", [requestId, channel]);
 }

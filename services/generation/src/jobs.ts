@@ -5,15 +5,17 @@ import type { Db } from "@orvado/db";
 import type { OutboxRelay } from "@orvado/events";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { CreateImageResponseSchema } from "@orvado/proto";
-import type { Catalog, ChannelConfig } from "./catalog.ts";
-import { ChannelCapacity } from "./capacity.ts";
+import type { Catalog } from "./catalog.ts";
+import { ChannelPool, type ChannelCapacity, type ChannelSlot } from "./capacity.ts";
 import { validateImageRequest, type JobSpec } from "./validate.ts";
-import { recordJobFailure, recordJobStart, recordJobSuccess, type StoredImage } from "./job-store.ts";
-import { generateWithSandbox, type ProviderOutcome } from "./sandbox/provider.ts";
+import { recordJobChannel, recordJobFailure, recordJobStart, recordJobSuccess, type StoredImage } from "./job-store.ts";
+import { generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
 import type { ImageStore } from "./storage/store.ts";
 import { signImagePath } from "./storage/signed-links.ts";
 import type { GenerationConfig } from "./config.ts";
 import type { BillingEventIds } from "@orvado/events";
+import { IdempotentRequests } from "./idempotency.ts";
+import type { GenerationMetrics, JobOutcome } from "./metrics.ts";
 
 type CreateImageReply = MessageInitShape<typeof CreateImageResponseSchema>;
 
@@ -25,10 +27,9 @@ export interface JobDeps {
   catalog: Catalog;
   config: GenerationConfig;
   logger: Logger;
+  /** Prometheus counters per model and channel (metrics.ts); absent in unit tests. */
+  metrics?: GenerationMetrics;
 }
-
-/** Capacity is shown on the key used here: one counter per model and channel. */
-const slotKey = (modelId: string, channel: string) => `${modelId}/${channel}`;
 
 const refused = (value: Refusal): CreateImageReply => ({ result: { case: "refusal", value } });
 
@@ -38,27 +39,48 @@ const refused = (value: Refusal): CreateImageReply => ({ result: { case: "refusa
  * happens to the caller's connection: a client that leaves is still charged.
  */
 export class JobRunner {
-  readonly capacities = new Map<string, ChannelCapacity>();
+  /** Channels with their capacity, circuit breaker and key (capacity.ts). */
+  readonly channels: ChannelPool;
+  /** One counter per `<model>/<channel>`. */
+  readonly capacities: Map<string, ChannelCapacity>;
   readonly #inFlight = new Set<Promise<CreateImageReply>>();
+  readonly #idempotency: IdempotentRequests;
 
   constructor(private readonly deps: JobDeps) {
-    for (const model of deps.catalog.values()) {
-      for (const channel of model.channels) this.capacities.set(slotKey(model.id, channel.name), new ChannelCapacity(channel.capacity));
-    }
+    this.#idempotency = new IdempotentRequests({ ...deps, urlSigningSecret: deps.config.urlSigningSecret });
+    // Throws at start when a channel's key variable is missing (catalog.ts resolveChannelKeys).
+    this.channels = new ChannelPool(deps.catalog, {
+      failureThreshold: deps.config.breakerFailures,
+      cooldownMs: deps.config.breakerCooldownMs,
+      readKey: deps.config.readChannelKey,
+    });
+    this.capacities = this.channels.capacities;
   }
 
   get inFlight(): number {
     return this.#inFlight.size;
   }
 
+  /** With an Idempotency-Key, a retry attaches to its original request instead of starting a job (idempotency.ts). */
   async createImage(req: CreateImageRequest): Promise<CreateImageReply> {
+    if (req.idempotencyKey) return this.#idempotency.run(req, () => this.#createImage(req));
+    return this.#createImage(req);
+  }
+
+  async #createImage(req: CreateImageRequest): Promise<CreateImageReply> {
     const validation = validateImageRequest(req, this.deps.catalog, this.deps.config.maxImagesPerRequest);
     if (!validation.ok) return refused(validation.refusal);
     const { spec } = validation;
-    const slot = this.#takeSlot(spec);
-    if (!slot) {
-      return refused(refusal(ErrorCode.NO_CAPACITY, `No capacity for ${spec.model.id} at present; retry in about a minute`, { retryAfterSeconds: 60, shouldRetry: true }) as Refusal);
+    const taken = this.channels.take(spec.model, spec.tier);
+    if (!taken.ok) {
+      this.deps.metrics?.noCapacity(spec.model.id);
+      const message =
+        taken.reason === "full"
+          ? `No capacity for ${spec.model.id} at present; retry in about a minute`
+          : `No healthy upstream for ${spec.model.id} at present; retry in ${taken.retryAfterSeconds} seconds`;
+      return refused(refusal(ErrorCode.NO_CAPACITY, message, { retryAfterSeconds: taken.retryAfterSeconds, shouldRetry: true }) as Refusal);
     }
+    const slot = taken.slot;
     const ids: BillingEventIds = { requestId: req.requestId, accountId: req.accountId, keyId: req.keyId };
     try {
       const reservation = await this.deps.billing.reserve({
@@ -76,7 +98,10 @@ export class JobRunner {
       await recordJobStart(this.deps.db, ids, spec, ResponseFormat[req.responseFormat] ?? "URL", slot.channel.name);
     } catch (error) {
       slot.release();
-      throw error;
+      // Billing or the database failed before the job started: nothing ran, and a
+      // hold that may have been made is released by billing's sweeper. Safe to retry.
+      this.deps.logger.warn({ err: error, requestId: req.requestId }, "job not started: a dependency failed");
+      return refused(refusal(ErrorCode.SERVICE_UNAVAILABLE, "The service is briefly unavailable; nothing was charged, retry in a few seconds", { retryAfterSeconds: 5, shouldRetry: true }) as Refusal);
     }
     const job = this.#run(ids, spec, req.responseFormat, slot);
     this.#inFlight.add(job);
@@ -89,43 +114,85 @@ export class JobRunner {
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
   }
 
-  #takeSlot(spec: JobSpec): { channel: ChannelConfig; release: () => void } | null {
-    for (const channel of spec.model.channels) {
-      const release = this.capacities.get(slotKey(spec.model.id, channel.name))?.tryAcquire();
-      if (release) return { channel, release };
-    }
-    return null;
-  }
-
-  async #run(ids: BillingEventIds, spec: JobSpec, format: ResponseFormat, slot: { release: () => void }): Promise<CreateImageReply> {
+  async #run(ids: BillingEventIds, spec: JobSpec, format: ResponseFormat, firstSlot: ChannelSlot): Promise<CreateImageReply> {
     const log = this.deps.logger.child({ requestId: ids.requestId, model: spec.model.id });
     const signal = AbortSignal.timeout(this.deps.config.jobTimeoutMs);
+    const jobEnded = this.deps.metrics?.jobStarted(spec.model.id, firstSlot.channel.name);
+    let metricOutcome: JobOutcome = "failed";
+    let slot = firstSlot;
     try {
-      const outcome = await this.#generate(spec, signal);
+      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log);
+      if (!outcome.ok) metricOutcome = outcome.kind === "refused" ? "refused" : "failed";
       if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused");
       const stored = await this.#store(spec, outcome.images);
       await recordJobSuccess(this.deps.db, ids, stored);
       this.deps.relay.poke();
-      log.info({ images: stored.length }, "job succeeded");
+      metricOutcome = "succeeded";
+      log.info({ images: stored.length, channel: slot.channel.name, resized: outcome.resized }, "job succeeded");
       return { result: { case: "images", value: this.#response(stored, outcome.images, format) } };
     } catch (error) {
       const timedOut = signal.aborted;
-      log.warn({ err: error, timedOut }, "job failed");
+      metricOutcome = timedOut ? "timeout" : "failed";
+      log.warn({ err: error, timedOut, channel: slot.channel.name }, "job failed");
       const message = timedOut
         ? `The job did not finish within ${Math.round(this.deps.config.jobTimeoutMs / 1000)} seconds`
         : "The model failed the job";
       return await this.#fail(ids, message, true);
     } finally {
       slot.release();
+      jobEnded?.(metricOutcome);
     }
   }
 
-  async #generate(spec: JobSpec, signal: AbortSignal): Promise<ProviderOutcome> {
-    return generateWithSandbox({ prompt: spec.prompt, width: spec.size.width, height: spec.size.height, n: spec.n, signal });
+  /**
+   * Tries the job on its channel, and on a failure (5xx, timeout, connection error,
+   * malformed answer) before any image was produced, on the next healthy channel by
+   * priority: all inside this one job and its one reservation, so it is charged once.
+   * A refusal is final. The job's own time limit aborts whichever call is running.
+   */
+  async #generateWithFailover(
+    ids: BillingEventIds,
+    spec: JobSpec,
+    signal: AbortSignal,
+    first: ChannelSlot,
+    onSwitch: (slot: ChannelSlot) => void,
+    log: Logger,
+  ): Promise<UpstreamOutcome> {
+    const tried = new Set<string>([first.key]);
+    let slot = first;
+    for (;;) {
+      let outcome: UpstreamOutcome;
+      try {
+        outcome = await generateOnChannel(slot.channel, slot.apiKey, this.#upstreamRequest(spec), signal, this.deps.config);
+      } catch (error) {
+        // Only the job's own deadline ends here; anything else thrown is a failure of this channel.
+        slot.pass.failed();
+        if (signal.aborted) throw error;
+        outcome = { ok: false, kind: "failed", message: "The model failed the job", detail: (error as Error)?.message ?? String(error) };
+      }
+      if (outcome.ok || outcome.kind === "refused") {
+        slot.pass.succeeded();
+        if (!outcome.ok) log.info({ channel: slot.channel.name, detail: outcome.detail }, "upstream refused the prompt");
+        return outcome;
+      }
+      slot.pass.failed();
+      log.warn({ channel: slot.channel.name, detail: outcome.detail }, "upstream failed; trying the next channel");
+      const next = this.channels.take(spec.model, spec.tier, tried);
+      if (!next.ok) return outcome;
+      slot.release();
+      slot = next.slot;
+      tried.add(slot.key);
+      onSwitch(slot);
+      await recordJobChannel(this.deps.db, ids.requestId, slot.channel.name);
+    }
+  }
+
+  #upstreamRequest(spec: JobSpec) {
+    return { prompt: spec.prompt, width: spec.size.width, height: spec.size.height, n: spec.n, quality: spec.quality };
   }
 
   async #fail(ids: BillingEventIds, message: string, shouldRetry: boolean): Promise<CreateImageReply> {
-    await recordJobFailure(this.deps.db, ids, ErrorCode.ASYNC_IMAGE_FAILED, message);
+    await recordJobFailure(this.deps.db, ids, ErrorCode.ASYNC_IMAGE_FAILED, message, shouldRetry);
     this.deps.relay.poke();
     return refused(refusal(ErrorCode.ASYNC_IMAGE_FAILED, message, { shouldRetry }) as Refusal);
   }

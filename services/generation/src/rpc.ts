@@ -8,11 +8,13 @@ import type { JobRunner } from "./jobs.ts";
 import type { ImageStore } from "./storage/store.ts";
 import { checkImageLink } from "./storage/signed-links.ts";
 import { findImage } from "./job-store.ts";
+import { lookupJob } from "./job-lookup.ts";
+import type { GenerationMetrics } from "./metrics.ts";
 
 const CHUNK_BYTES = 256 * 1024;
 const STARTED_UNIX = BigInt(Math.floor(Date.now() / 1000));
 
-export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunner; store: ImageStore; urlSigningSecret: string }) {
+export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunner; store: ImageStore; metrics: GenerationMetrics; urlSigningSecret: string }) {
   return (router: ConnectRouter) =>
     router.service(GenerationService, {
       createImage: (req) => deps.jobs.createImage(req),
@@ -24,10 +26,20 @@ export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunn
             tiers: model.tiers,
             sandbox: isSandboxOnly(model),
             createdUnix: STARTED_UNIX,
-            channels: model.channels.map((channel) => ({ name: channel.name, provider: channel.provider, healthy: true })),
+            // healthy is false while the channel's circuit breaker is open (circuit-breaker.ts).
+            channels: deps.jobs.channels.health(model),
           })),
         };
       },
+      async getJob(req) {
+        // Another account's job is "not found", never "forbidden": ids must not leak.
+        const state = await lookupJob(deps, req.requestId, req.accountId, "url");
+        if (!state) throw new ConnectError("no such request", Code.NotFound);
+        if (state.case === "running") return { state: { case: "running", value: { createdUnix: state.createdUnix } } };
+        if (state.case === "images") return { state: { case: "images", value: state.value } };
+        return { state: { case: "failure", value: state.value } };
+      },
+      getMetrics: () => deps.metrics.exposition(),
       async *readImage(req) {
         const check = checkImageLink(req.imageId, Number(req.expiresUnix), req.signature, deps.urlSigningSecret);
         if (!check.ok && check.reason === "expired") throw new ConnectError("this image link has expired", Code.FailedPrecondition);

@@ -5,6 +5,9 @@ import { createLogger } from "@orvado/core";
 import { freshDatabase } from "@orvado/testkit";
 import { startStack, type RunningStack } from "./index.ts";
 
+/** The admin every test stack starts with (the console tests sign in as it). */
+export const TEST_ADMIN = { email: "admin@example.test", password: "admin-password-1" } as const;
+
 export interface TestStack extends RunningStack {
   dataDir: string;
   close(): Promise<void>;
@@ -24,8 +27,8 @@ export async function startTestStack(extraEnv: NodeJS.ProcessEnv = {}): Promise<
       GENERATION_PORT: "0",
       ORVADO_PRICES_FILE: new URL("../../../config/prices.json", import.meta.url).pathname,
       ORVADO_MODELS_FILE: new URL("../../../config/models.json", import.meta.url).pathname,
-      ORVADO_ADMIN_EMAIL: "admin@example.test",
-      ORVADO_ADMIN_PASSWORD: "admin-password-1",
+      ORVADO_ADMIN_EMAIL: TEST_ADMIN.email,
+      ORVADO_ADMIN_PASSWORD: TEST_ADMIN.password,
       ...extraEnv,
     },
     logger: createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent"),

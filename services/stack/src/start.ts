@@ -8,7 +8,7 @@ const banner = [
   "",
   "Orvado is running.",
   `  API (OpenAI-compatible):  ${stack.edgeUrl}/v1`,
-  `  Console:                  ${stack.edgeUrl}/console (not built yet: sign-in and keys come with issue C; use the CLI meanwhile)`,
+  `  Console:                  ${stack.edgeUrl}/console (sign in as the admin; accounts, keys, usage, prices)`,
   `  Cost lookup:              ${stack.edgeUrl}/api/cost/request/<request id>`,
   `  Internal gRPC:            auth ${stack.authUrl}, billing ${stack.billingUrl}, generation ${stack.generationUrl}`,
   "  Models are served by the SANDBOX renderer until upstream channels are configured.",

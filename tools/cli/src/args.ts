@@ -7,6 +7,7 @@ export type Command =
   | { name: "accounts topup"; accountId: string; amountMicros: bigint; note: string }
   | { name: "accounts show"; accountId: string }
   | { name: "accounts adjust"; accountId: string; amountMicros: bigint; note: string }
+  | { name: "accounts disable" | "accounts enable"; accountId: string }
   | {
       name: "keys create";
       accountId: string;
@@ -15,6 +16,8 @@ export type Command =
       expiresDays: number | null;
       models: string[];
     }
+  | { name: "keys list"; accountId: string }
+  | { name: "keys revoke"; accountId: string; keyId: string }
   | { name: "cost"; requestId: string }
   | { name: "prices list" }
   | { name: "prices set"; model: string; tier: TierName; priceMicros: bigint; note: string }
@@ -42,12 +45,16 @@ const SUBCOMMANDS: Record<Group, Record<string, Spec>> = {
     topup: { options: { account: "string", usd: "string", note: "string" }, positionals: [] },
     show: { options: { account: "string" }, positionals: [] },
     adjust: { options: { account: "string", usd: "string", note: "string" }, positionals: [] },
+    disable: { options: { account: "string" }, positionals: [] },
+    enable: { options: { account: "string" }, positionals: [] },
   },
   keys: {
     create: {
       options: { account: "string", name: "string", "limit-usd": "string", "expires-days": "string", models: "string" },
       positionals: [],
     },
+    list: { options: { account: "string" }, positionals: [] },
+    revoke: { options: { account: "string", key: "string" }, positionals: [] },
   },
   // Groups with a single action take it without a subcommand word.
   cost: { "": { options: {}, positionals: ["request_id"] } },
@@ -192,6 +199,13 @@ function build(group: Group, action: string, values: Values): Command {
       if (size === 0n) throw new ArgError("--usd must not be 0");
       return { name: "accounts adjust", accountId: required("account").trim(), amountMicros: negative ? -size : size, note: required("note") };
     }
+    case "accounts disable":
+    case "accounts enable":
+      return { name: `accounts ${action}` as "accounts disable" | "accounts enable", accountId: required("account").trim() };
+    case "keys list":
+      return { name: "keys list", accountId: required("account").trim() };
+    case "keys revoke":
+      return { name: "keys revoke", accountId: required("account").trim(), keyId: required("key").trim() };
     case "keys create": {
       const limit = text("limit-usd");
       const days = text("expires-days");

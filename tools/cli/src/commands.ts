@@ -1,5 +1,5 @@
 import { microsToUsd, tierFromName } from "@orvado/core";
-import { AuthService, BillingService, Role } from "@orvado/proto";
+import { AuthService, BillingService, Role, type ApiKey } from "@orvado/proto";
 import { ConnectError, type Client } from "@orvado/rpc";
 import type { Command } from "./args.ts";
 import { balanceJson, costJson, isoTime, priceJson, roleText, usdOrNull, type Json } from "./format.ts";
@@ -148,6 +148,51 @@ export async function createKey(ctx: CommandContext, cmd: Extract<Command, { nam
   };
 }
 
+export async function setAccountDisabled(
+  ctx: CommandContext,
+  cmd: Extract<Command, { name: "accounts disable" | "accounts enable" }>,
+): Promise<Out> {
+  const disabled = cmd.name === "accounts disable";
+  const what = `${disabled ? "disabling" : "enabling"} account ${cmd.accountId}`;
+  const response = await call("auth", what, () =>
+    ctx.clients.auth.setAccountDisabled({ accountId: cmd.accountId, disabled }, CALL),
+  );
+  const account = present(response.account, "auth", what);
+  return { account_id: account.accountId, email: account.email, role: roleText(account.role), disabled: account.disabled };
+}
+
+/** A key as an operator sees it: everything but the secret, which auth never had in clear after creation. */
+function keyJson(key: ApiKey): Out {
+  return {
+    key_id: key.keyId,
+    name: key.name,
+    prefix: key.prefix,
+    limit_usd: usdOrNull(key.limitMicros),
+    models: key.models,
+    created_at: isoTime(key.createdAtUnixMs),
+    last_used_at: isoTime(key.lastUsedAtUnixMs),
+    expires_at: isoTime(key.expiresAtUnixMs),
+    revoked_at: isoTime(key.revokedAtUnixMs),
+  };
+}
+
+export async function listKeys(ctx: CommandContext, cmd: Extract<Command, { name: "keys list" }>): Promise<Out> {
+  const lookup = `looking up account ${cmd.accountId}`;
+  // Auth answers an unknown account with an empty list; say "no such account" instead.
+  present((await call("auth", lookup, () => ctx.clients.auth.getAccount({ accountId: cmd.accountId }, CALL))).account, "auth", lookup);
+  const what = `listing the keys of account ${cmd.accountId}`;
+  const response = await call("auth", what, () => ctx.clients.auth.listKeys({ accountId: cmd.accountId }, CALL));
+  return { account_id: cmd.accountId, keys: response.keys.map(keyJson) };
+}
+
+export async function revokeKey(ctx: CommandContext, cmd: Extract<Command, { name: "keys revoke" }>): Promise<Out> {
+  const what = `revoking key ${cmd.keyId} of account ${cmd.accountId}`;
+  const response = await call("auth", what, () =>
+    ctx.clients.auth.revokeKey({ accountId: cmd.accountId, keyId: cmd.keyId }, CALL),
+  );
+  return { account_id: cmd.accountId, ...keyJson(present(response.key, "auth", what)) };
+}
+
 export async function getCost(ctx: CommandContext, cmd: Extract<Command, { name: "cost" }>): Promise<Out> {
   const what = `looking up the cost of ${cmd.requestId}`;
   const response = await call("billing", what, () =>
@@ -216,8 +261,15 @@ export function runCommand(ctx: CommandContext, cmd: Command): Promise<Out | Pri
       return showAccount(ctx, cmd);
     case "accounts adjust":
       return adjustBalance(ctx, cmd);
+    case "accounts disable":
+    case "accounts enable":
+      return setAccountDisabled(ctx, cmd);
     case "keys create":
       return createKey(ctx, cmd);
+    case "keys list":
+      return listKeys(ctx, cmd);
+    case "keys revoke":
+      return revokeKey(ctx, cmd);
     case "cost":
       return getCost(ctx, cmd);
     case "prices list":

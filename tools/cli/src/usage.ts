@@ -15,12 +15,20 @@ const ACCOUNTS = `Accounts:
       Show an account with its balance, held and available amounts.
   orvado accounts adjust --account A --usd -1.50 --note TEXT
       Correct a balance by a signed amount (a refund, a credit, a fix). The note
-      is required and kept in the ledger.`;
+      is required and kept in the ledger.
+  orvado accounts disable --account A
+      Turn an account off: its API keys and console sessions stop working at once.
+  orvado accounts enable --account A
+      Turn a disabled account back on (its keys work again; it signs in again).`;
 
 const KEYS = `Keys:
   orvado keys create --account A [--name N] [--limit-usd X] [--expires-days D] [--models m1,m2]
       Create an API key. The key is printed once and cannot be shown again.
-      --limit-usd caps what the key may spend; --models limits it to those model ids.`;
+      --limit-usd caps what the key may spend; --models limits it to those model ids.
+  orvado keys list --account A
+      List an account's keys (never their secrets), revoked ones included.
+  orvado keys revoke --account A --key K
+      Revoke a key of that account for good; it stops working within 2 seconds.`;
 
 const COST = `Cost:
   orvado cost <request_id>

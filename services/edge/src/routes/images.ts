@@ -1,27 +1,76 @@
-import type { FastifyInstance } from "fastify";
-import { ErrorCode, type GenerationService } from "@orvado/proto";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { ErrorCode, type GenerationService, type Refusal } from "@orvado/proto";
 import type { Client } from "@orvado/rpc";
+import { errorBody, httpStatusFor } from "@orvado/core";
 import { sendError, sendRefusal } from "../reply.ts";
 import { checkImageRequestBody } from "../image-request.ts";
 import type { KeyChecker } from "../key-check.ts";
 
-/** POST /v1/images/generations (spec 4.1): key check, then shape, then the job. */
+/** Visible ASCII, 1–255 characters (docs/api.md, "Idempotent retries"); generation checks it again. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/;
+
+/**
+ * An idempotent retry answers as its original request: the original's request id
+ * in the headers and in any error message, so the cost lookup shows the one charge.
+ */
+function answerAs(reply: FastifyReply, requestId: string) {
+  reply.header("x-gateway-request-id", requestId).header("x-request-id", requestId).header("idempotent-replayed", "true");
+}
+
+function sendReplayedRefusal(reply: FastifyReply, refusal: Refusal, requestId: string) {
+  if (refusal.code === ErrorCode.NO_CAPACITY) reply.header("retry-after", String(refusal.retryAfterSeconds || 60));
+  if (httpStatusFor(refusal.code) >= 500) reply.header("x-should-retry", String(refusal.shouldRetry));
+  return reply.code(httpStatusFor(refusal.code)).send(errorBody(refusal.code, refusal.message, requestId));
+}
+
+/**
+ * The call that runs the job. If it breaks (generation restarted, the connection
+ * cut), the job may still have finished and been charged, so the answer must not
+ * invite a blind retry (spec 7's retry rule): 502 with x-should-retry: false,
+ * pointing at the lookup that tells what happened.
+ */
+async function jobOutcomeOrUnknown<T>(request: FastifyRequest, reply: FastifyReply, call: () => Promise<T>): Promise<T | null> {
+  try {
+    return await call();
+  } catch (error) {
+    request.log.warn({ err: error }, "lost the connection to the job");
+    reply.header("x-should-retry", "false");
+    await sendError(
+      request,
+      reply,
+      ErrorCode.JOB_OUTCOME_UNKNOWN,
+      `The connection to the job was lost while it ran; it may still finish and be charged. Do not retry blindly: GET /v1/images/generations/${request.id} tells its outcome`,
+    );
+    return null;
+  }
+}
+
+/** POST /v1/images/generations (spec 4.1): key check, then Idempotency-Key, then shape, then the job. */
 export function imageRoutes(app: FastifyInstance, deps: { keys: KeyChecker; generation: Client<typeof GenerationService>; publicUrl?: string }) {
   app.post("/v1/images/generations", async (request, reply) => {
     const key = await deps.keys.check(request.headers.authorization);
     if (!key.ok) return sendRefusal(request, reply, key.refusal);
+    const idempotencyKey = request.headers["idempotency-key"];
+    if (idempotencyKey !== undefined && (typeof idempotencyKey !== "string" || !IDEMPOTENCY_KEY.test(idempotencyKey))) {
+      return sendError(request, reply, ErrorCode.INVALID_REQUEST, "The Idempotency-Key header must be 1 to 255 visible ASCII characters (no spaces)");
+    }
     const shape = checkImageRequestBody(request.body);
     if (!shape.ok) return sendError(request, reply, shape.code, shape.message);
     // No abort signal is passed on purpose: a client that leaves does not cancel its job (spec 3).
-    const answer = await deps.generation.createImage({
+    const answer = await jobOutcomeOrUnknown(request, reply, () => deps.generation.createImage({
       requestId: request.id,
       accountId: key.key.accountId,
       keyId: key.key.keyId,
       keyLimitMicros: key.key.limitMicros,
       allowedModels: key.key.models,
       ...shape.body,
-    });
+      idempotencyKey: idempotencyKey ?? "",
+    }));
+    if (!answer) return reply;
+    const replayedFrom = answer.replayed && answer.requestId ? answer.requestId : null;
+    if (replayedFrom) answerAs(reply, replayedFrom);
     if (answer.result.case !== "images") {
+      if (replayedFrom && answer.result.value) return sendReplayedRefusal(reply, answer.result.value, replayedFrom);
       return answer.result.value
         ? sendRefusal(request, reply, answer.result.value)
         : sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");

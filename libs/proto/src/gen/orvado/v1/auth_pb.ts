@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file orvado/v1/auth.proto.
  */
 export const file_orvado_v1_auth: GenFile = /*@__PURE__*/
-  fileDesc("ChRvcnZhZG8vdjEvYXV0aC5wcm90bxIJb3J2YWRvLnYxInkKB0FjY291bnQSEgoKYWNjb3VudF9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIdCgRyb2xlGAMgASgOMg8ub3J2YWRvLnYxLlJvbGUSEAoIZGlzYWJsZWQYBCABKAgSGgoSY3JlYXRlZF9hdF91bml4X21zGAUgASgDIlYKFENyZWF0ZUFjY291bnRSZXF1ZXN0Eg0KBWVtYWlsGAEgASgJEhAKCHBhc3N3b3JkGAIgASgJEh0KBHJvbGUYAyABKA4yDy5vcnZhZG8udjEuUm9sZSI8ChVDcmVhdGVBY2NvdW50UmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLm9ydmFkby52MS5BY2NvdW50IicKEUdldEFjY291bnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkiOQoSR2V0QWNjb3VudFJlc3BvbnNlEiMKB2FjY291bnQYASABKAsyEi5vcnZhZG8udjEuQWNjb3VudCLaAQoGQXBpS2V5Eg4KBmtleV9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEgwKBG5hbWUYAyABKAkSGQoMbGltaXRfbWljcm9zGAQgASgDSACIAQESHwoSZXhwaXJlc19hdF91bml4X21zGAUgASgDSAGIAQESDgoGbW9kZWxzGAYgAygJEhoKEmNyZWF0ZWRfYXRfdW5peF9tcxgHIAEoAxIOCgZwcmVmaXgYCCABKAlCDwoNX2xpbWl0X21pY3Jvc0IVChNfZXhwaXJlc19hdF91bml4X21zIqgBChBDcmVhdGVLZXlSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIZCgxsaW1pdF9taWNyb3MYAyABKANIAIgBARIfChJleHBpcmVzX2F0X3VuaXhfbXMYBCABKANIAYgBARIOCgZtb2RlbHMYBSADKAlCDwoNX2xpbWl0X21pY3Jvc0IVChNfZXhwaXJlc19hdF91bml4X21zIkMKEUNyZWF0ZUtleVJlc3BvbnNlEh4KA2tleRgBIAEoCzIRLm9ydmFkby52MS5BcGlLZXkSDgoGc2VjcmV0GAIgASgJIiIKEFZlcmlmeUtleVJlcXVlc3QSDgoGc2VjcmV0GAEgASgJIm0KC1ZlcmlmaWVkS2V5Eg4KBmtleV9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhkKDGxpbWl0X21pY3JvcxgDIAEoA0gAiAEBEg4KBm1vZGVscxgEIAMoCUIPCg1fbGltaXRfbWljcm9zImsKEVZlcmlmeUtleVJlc3BvbnNlEiUKA2tleRgBIAEoCzIWLm9ydmFkby52MS5WZXJpZmllZEtleUgAEiUKB3JlZnVzYWwYAiABKAsyEi5vcnZhZG8udjEuUmVmdXNhbEgAQggKBnJlc3VsdCo7CgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARIOCgpST0xFX0FETUlOEAIyvAIKC0F1dGhTZXJ2aWNlElIKDUNyZWF0ZUFjY291bnQSHy5vcnZhZG8udjEuQ3JlYXRlQWNjb3VudFJlcXVlc3QaIC5vcnZhZG8udjEuQ3JlYXRlQWNjb3VudFJlc3BvbnNlEkkKCkdldEFjY291bnQSHC5vcnZhZG8udjEuR2V0QWNjb3VudFJlcXVlc3QaHS5vcnZhZG8udjEuR2V0QWNjb3VudFJlc3BvbnNlEkYKCUNyZWF0ZUtleRIbLm9ydmFkby52MS5DcmVhdGVLZXlSZXF1ZXN0Ghwub3J2YWRvLnYxLkNyZWF0ZUtleVJlc3BvbnNlEkYKCVZlcmlmeUtleRIbLm9ydmFkby52MS5WZXJpZnlLZXlSZXF1ZXN0Ghwub3J2YWRvLnYxLlZlcmlmeUtleVJlc3BvbnNlYgZwcm90bzM", [file_orvado_v1_common]);
+  fileDesc("ChRvcnZhZG8vdjEvYXV0aC5wcm90bxIJb3J2YWRvLnYxInkKB0FjY291bnQSEgoKYWNjb3VudF9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIdCgRyb2xlGAMgASgOMg8ub3J2YWRvLnYxLlJvbGUSEAoIZGlzYWJsZWQYBCABKAgSGgoSY3JlYXRlZF9hdF91bml4X21zGAUgASgDIlYKFENyZWF0ZUFjY291bnRSZXF1ZXN0Eg0KBWVtYWlsGAEgASgJEhAKCHBhc3N3b3JkGAIgASgJEh0KBHJvbGUYAyABKA4yDy5vcnZhZG8udjEuUm9sZSI8ChVDcmVhdGVBY2NvdW50UmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLm9ydmFkby52MS5BY2NvdW50IicKEUdldEFjY291bnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkiOQoSR2V0QWNjb3VudFJlc3BvbnNlEiMKB2FjY291bnQYASABKAsyEi5vcnZhZG8udjEuQWNjb3VudCLOAgoGQXBpS2V5Eg4KBmtleV9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEgwKBG5hbWUYAyABKAkSGQoMbGltaXRfbWljcm9zGAQgASgDSACIAQESHwoSZXhwaXJlc19hdF91bml4X21zGAUgASgDSAGIAQESDgoGbW9kZWxzGAYgAygJEhoKEmNyZWF0ZWRfYXRfdW5peF9tcxgHIAEoAxIOCgZwcmVmaXgYCCABKAkSHwoScmV2b2tlZF9hdF91bml4X21zGAkgASgDSAKIAQESIQoUbGFzdF91c2VkX2F0X3VuaXhfbXMYCiABKANIA4gBAUIPCg1fbGltaXRfbWljcm9zQhUKE19leHBpcmVzX2F0X3VuaXhfbXNCFQoTX3Jldm9rZWRfYXRfdW5peF9tc0IXChVfbGFzdF91c2VkX2F0X3VuaXhfbXMiqAEKEENyZWF0ZUtleVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhkKDGxpbWl0X21pY3JvcxgDIAEoA0gAiAEBEh8KEmV4cGlyZXNfYXRfdW5peF9tcxgEIAEoA0gBiAEBEg4KBm1vZGVscxgFIAMoCUIPCg1fbGltaXRfbWljcm9zQhUKE19leHBpcmVzX2F0X3VuaXhfbXMiQwoRQ3JlYXRlS2V5UmVzcG9uc2USHgoDa2V5GAEgASgLMhEub3J2YWRvLnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiIgoQVmVyaWZ5S2V5UmVxdWVzdBIOCgZzZWNyZXQYASABKAkibQoLVmVyaWZpZWRLZXkSDgoGa2V5X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSGQoMbGltaXRfbWljcm9zGAMgASgDSACIAQESDgoGbW9kZWxzGAQgAygJQg8KDV9saW1pdF9taWNyb3MiawoRVmVyaWZ5S2V5UmVzcG9uc2USJQoDa2V5GAEgASgLMhYub3J2YWRvLnYxLlZlcmlmaWVkS2V5SAASJQoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSABCCAoGcmVzdWx0IiUKD0xpc3RLZXlzUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJIjMKEExpc3RLZXlzUmVzcG9uc2USHwoEa2V5cxgBIAMoCzIRLm9ydmFkby52MS5BcGlLZXkiNgoQUmV2b2tlS2V5UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg4KBmtleV9pZBgCIAEoCSIzChFSZXZva2VLZXlSZXNwb25zZRIeCgNrZXkYASABKAsyES5vcnZhZG8udjEuQXBpS2V5IhUKE0xpc3RBY2NvdW50c1JlcXVlc3QiPAoUTGlzdEFjY291bnRzUmVzcG9uc2USJAoIYWNjb3VudHMYASADKAsyEi5vcnZhZG8udjEuQWNjb3VudCJBChlTZXRBY2NvdW50RGlzYWJsZWRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEAoIZGlzYWJsZWQYAiABKAgiQQoaU2V0QWNjb3VudERpc2FibGVkUmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLm9ydmFkby52MS5BY2NvdW50IkMKDVNpZ25JblJlcXVlc3QSDQoFZW1haWwYASABKAkSEAoIcGFzc3dvcmQYAiABKAkSEQoJY2xpZW50X2lwGAMgASgJImUKDkNvbnNvbGVTZXNzaW9uEiMKB2FjY291bnQYASABKAsyEi5vcnZhZG8udjEuQWNjb3VudBISCgpjc3JmX3Rva2VuGAIgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgDIAEoAyJNCghTaWduZWRJbhIVCg1zZXNzaW9uX3Rva2VuGAEgASgJEioKB3Nlc3Npb24YAiABKAsyGS5vcnZhZG8udjEuQ29uc29sZVNlc3Npb24iawoOU2lnbkluUmVzcG9uc2USKAoJc2lnbmVkX2luGAEgASgLMhMub3J2YWRvLnYxLlNpZ25lZEluSAASJQoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSABCCAoGcmVzdWx0IioKEUdldFNlc3Npb25SZXF1ZXN0EhUKDXNlc3Npb25fdG9rZW4YASABKAkicwoSR2V0U2Vzc2lvblJlc3BvbnNlEiwKB3Nlc3Npb24YASABKAsyGS5vcnZhZG8udjEuQ29uc29sZVNlc3Npb25IABIlCgdyZWZ1c2FsGAIgASgLMhIub3J2YWRvLnYxLlJlZnVzYWxIAEIICgZyZXN1bHQiJwoOU2lnbk91dFJlcXVlc3QSFQoNc2Vzc2lvbl90b2tlbhgBIAEoCSIRCg9TaWduT3V0UmVzcG9uc2UiXgoVQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0EhUKDXNlc3Npb25fdG9rZW4YASABKAkSGAoQY3VycmVudF9wYXNzd29yZBgCIAEoCRIUCgxuZXdfcGFzc3dvcmQYAyABKAkiTgoWQ2hhbmdlUGFzc3dvcmRSZXNwb25zZRIoCgdyZWZ1c2FsGAEgASgLMhIub3J2YWRvLnYxLlJlZnVzYWxIAIgBAUIKCghfcmVmdXNhbCo7CgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARIOCgpST0xFX0FETUlOEAIyoAcKC0F1dGhTZXJ2aWNlElIKDUNyZWF0ZUFjY291bnQSHy5vcnZhZG8udjEuQ3JlYXRlQWNjb3VudFJlcXVlc3QaIC5vcnZhZG8udjEuQ3JlYXRlQWNjb3VudFJlc3BvbnNlEkkKCkdldEFjY291bnQSHC5vcnZhZG8udjEuR2V0QWNjb3VudFJlcXVlc3QaHS5vcnZhZG8udjEuR2V0QWNjb3VudFJlc3BvbnNlEkYKCUNyZWF0ZUtleRIbLm9ydmFkby52MS5DcmVhdGVLZXlSZXF1ZXN0Ghwub3J2YWRvLnYxLkNyZWF0ZUtleVJlc3BvbnNlEkYKCVZlcmlmeUtleRIbLm9ydmFkby52MS5WZXJpZnlLZXlSZXF1ZXN0Ghwub3J2YWRvLnYxLlZlcmlmeUtleVJlc3BvbnNlEkMKCExpc3RLZXlzEhoub3J2YWRvLnYxLkxpc3RLZXlzUmVxdWVzdBobLm9ydmFkby52MS5MaXN0S2V5c1Jlc3BvbnNlEkYKCVJldm9rZUtleRIbLm9ydmFkby52MS5SZXZva2VLZXlSZXF1ZXN0Ghwub3J2YWRvLnYxLlJldm9rZUtleVJlc3BvbnNlEk8KDExpc3RBY2NvdW50cxIeLm9ydmFkby52MS5MaXN0QWNjb3VudHNSZXF1ZXN0Gh8ub3J2YWRvLnYxLkxpc3RBY2NvdW50c1Jlc3BvbnNlEmEKElNldEFjY291bnREaXNhYmxlZBIkLm9ydmFkby52MS5TZXRBY2NvdW50RGlzYWJsZWRSZXF1ZXN0GiUub3J2YWRvLnYxLlNldEFjY291bnREaXNhYmxlZFJlc3BvbnNlEj0KBlNpZ25JbhIYLm9ydmFkby52MS5TaWduSW5SZXF1ZXN0Ghkub3J2YWRvLnYxLlNpZ25JblJlc3BvbnNlEkkKCkdldFNlc3Npb24SHC5vcnZhZG8udjEuR2V0U2Vzc2lvblJlcXVlc3QaHS5vcnZhZG8udjEuR2V0U2Vzc2lvblJlc3BvbnNlEkAKB1NpZ25PdXQSGS5vcnZhZG8udjEuU2lnbk91dFJlcXVlc3QaGi5vcnZhZG8udjEuU2lnbk91dFJlc3BvbnNlElUKDkNoYW5nZVBhc3N3b3JkEiAub3J2YWRvLnYxLkNoYW5nZVBhc3N3b3JkUmVxdWVzdBohLm9ydmFkby52MS5DaGFuZ2VQYXNzd29yZFJlc3BvbnNlYgZwcm90bzM", [file_orvado_v1_common]);
 
 /**
  * @generated from message orvado.v1.Account
@@ -178,6 +178,16 @@ export type ApiKey = Message<"orvado.v1.ApiKey"> & {
    * @generated from field: string prefix = 8;
    */
   prefix: string;
+
+  /**
+   * @generated from field: optional int64 revoked_at_unix_ms = 9;
+   */
+  revokedAtUnixMs?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 last_used_at_unix_ms = 10;
+   */
+  lastUsedAtUnixMs?: bigint | undefined;
 };
 
 /**
@@ -327,6 +337,389 @@ export const VerifyKeyResponseSchema: GenMessage<VerifyKeyResponse> = /*@__PURE_
   messageDesc(file_orvado_v1_auth, 10);
 
 /**
+ * @generated from message orvado.v1.ListKeysRequest
+ */
+export type ListKeysRequest = Message<"orvado.v1.ListKeysRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+};
+
+/**
+ * Describes the message orvado.v1.ListKeysRequest.
+ * Use `create(ListKeysRequestSchema)` to create a new message.
+ */
+export const ListKeysRequestSchema: GenMessage<ListKeysRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 11);
+
+/**
+ * @generated from message orvado.v1.ListKeysResponse
+ */
+export type ListKeysResponse = Message<"orvado.v1.ListKeysResponse"> & {
+  /**
+   * @generated from field: repeated orvado.v1.ApiKey keys = 1;
+   */
+  keys: ApiKey[];
+};
+
+/**
+ * Describes the message orvado.v1.ListKeysResponse.
+ * Use `create(ListKeysResponseSchema)` to create a new message.
+ */
+export const ListKeysResponseSchema: GenMessage<ListKeysResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 12);
+
+/**
+ * @generated from message orvado.v1.RevokeKeyRequest
+ */
+export type RevokeKeyRequest = Message<"orvado.v1.RevokeKeyRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: string key_id = 2;
+   */
+  keyId: string;
+};
+
+/**
+ * Describes the message orvado.v1.RevokeKeyRequest.
+ * Use `create(RevokeKeyRequestSchema)` to create a new message.
+ */
+export const RevokeKeyRequestSchema: GenMessage<RevokeKeyRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 13);
+
+/**
+ * @generated from message orvado.v1.RevokeKeyResponse
+ */
+export type RevokeKeyResponse = Message<"orvado.v1.RevokeKeyResponse"> & {
+  /**
+   * @generated from field: orvado.v1.ApiKey key = 1;
+   */
+  key?: ApiKey | undefined;
+};
+
+/**
+ * Describes the message orvado.v1.RevokeKeyResponse.
+ * Use `create(RevokeKeyResponseSchema)` to create a new message.
+ */
+export const RevokeKeyResponseSchema: GenMessage<RevokeKeyResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 14);
+
+/**
+ * @generated from message orvado.v1.ListAccountsRequest
+ */
+export type ListAccountsRequest = Message<"orvado.v1.ListAccountsRequest"> & {
+};
+
+/**
+ * Describes the message orvado.v1.ListAccountsRequest.
+ * Use `create(ListAccountsRequestSchema)` to create a new message.
+ */
+export const ListAccountsRequestSchema: GenMessage<ListAccountsRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 15);
+
+/**
+ * @generated from message orvado.v1.ListAccountsResponse
+ */
+export type ListAccountsResponse = Message<"orvado.v1.ListAccountsResponse"> & {
+  /**
+   * Oldest first.
+   *
+   * @generated from field: repeated orvado.v1.Account accounts = 1;
+   */
+  accounts: Account[];
+};
+
+/**
+ * Describes the message orvado.v1.ListAccountsResponse.
+ * Use `create(ListAccountsResponseSchema)` to create a new message.
+ */
+export const ListAccountsResponseSchema: GenMessage<ListAccountsResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 16);
+
+/**
+ * @generated from message orvado.v1.SetAccountDisabledRequest
+ */
+export type SetAccountDisabledRequest = Message<"orvado.v1.SetAccountDisabledRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: bool disabled = 2;
+   */
+  disabled: boolean;
+};
+
+/**
+ * Describes the message orvado.v1.SetAccountDisabledRequest.
+ * Use `create(SetAccountDisabledRequestSchema)` to create a new message.
+ */
+export const SetAccountDisabledRequestSchema: GenMessage<SetAccountDisabledRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 17);
+
+/**
+ * @generated from message orvado.v1.SetAccountDisabledResponse
+ */
+export type SetAccountDisabledResponse = Message<"orvado.v1.SetAccountDisabledResponse"> & {
+  /**
+   * @generated from field: orvado.v1.Account account = 1;
+   */
+  account?: Account | undefined;
+};
+
+/**
+ * Describes the message orvado.v1.SetAccountDisabledResponse.
+ * Use `create(SetAccountDisabledResponseSchema)` to create a new message.
+ */
+export const SetAccountDisabledResponseSchema: GenMessage<SetAccountDisabledResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 18);
+
+/**
+ * @generated from message orvado.v1.SignInRequest
+ */
+export type SignInRequest = Message<"orvado.v1.SignInRequest"> & {
+  /**
+   * @generated from field: string email = 1;
+   */
+  email: string;
+
+  /**
+   * @generated from field: string password = 2;
+   */
+  password: string;
+
+  /**
+   * The address the attempt came from, for the per-address failure limit.
+   *
+   * @generated from field: string client_ip = 3;
+   */
+  clientIp: string;
+};
+
+/**
+ * Describes the message orvado.v1.SignInRequest.
+ * Use `create(SignInRequestSchema)` to create a new message.
+ */
+export const SignInRequestSchema: GenMessage<SignInRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 19);
+
+/**
+ * @generated from message orvado.v1.ConsoleSession
+ */
+export type ConsoleSession = Message<"orvado.v1.ConsoleSession"> & {
+  /**
+   * @generated from field: orvado.v1.Account account = 1;
+   */
+  account?: Account | undefined;
+
+  /**
+   * Sent back by the console on every state-changing call; derived from the token, never stored.
+   *
+   * @generated from field: string csrf_token = 2;
+   */
+  csrfToken: string;
+
+  /**
+   * When the session ends at the latest (absolute lifetime); idleness can end it sooner.
+   *
+   * @generated from field: int64 expires_at_unix_ms = 3;
+   */
+  expiresAtUnixMs: bigint;
+};
+
+/**
+ * Describes the message orvado.v1.ConsoleSession.
+ * Use `create(ConsoleSessionSchema)` to create a new message.
+ */
+export const ConsoleSessionSchema: GenMessage<ConsoleSession> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 20);
+
+/**
+ * @generated from message orvado.v1.SignedIn
+ */
+export type SignedIn = Message<"orvado.v1.SignedIn"> & {
+  /**
+   * The opaque session token for the cookie, shown this once; only its hash is stored.
+   *
+   * @generated from field: string session_token = 1;
+   */
+  sessionToken: string;
+
+  /**
+   * @generated from field: orvado.v1.ConsoleSession session = 2;
+   */
+  session?: ConsoleSession | undefined;
+};
+
+/**
+ * Describes the message orvado.v1.SignedIn.
+ * Use `create(SignedInSchema)` to create a new message.
+ */
+export const SignedInSchema: GenMessage<SignedIn> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 21);
+
+/**
+ * @generated from message orvado.v1.SignInResponse
+ */
+export type SignInResponse = Message<"orvado.v1.SignInResponse"> & {
+  /**
+   * @generated from oneof orvado.v1.SignInResponse.result
+   */
+  result: {
+    /**
+     * @generated from field: orvado.v1.SignedIn signed_in = 1;
+     */
+    value: SignedIn;
+    case: "signedIn";
+  } | {
+    /**
+     * invalid_credentials, too_many_attempts (with retry_after_seconds) or account_disabled.
+     *
+     * @generated from field: orvado.v1.Refusal refusal = 2;
+     */
+    value: Refusal;
+    case: "refusal";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message orvado.v1.SignInResponse.
+ * Use `create(SignInResponseSchema)` to create a new message.
+ */
+export const SignInResponseSchema: GenMessage<SignInResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 22);
+
+/**
+ * @generated from message orvado.v1.GetSessionRequest
+ */
+export type GetSessionRequest = Message<"orvado.v1.GetSessionRequest"> & {
+  /**
+   * @generated from field: string session_token = 1;
+   */
+  sessionToken: string;
+};
+
+/**
+ * Describes the message orvado.v1.GetSessionRequest.
+ * Use `create(GetSessionRequestSchema)` to create a new message.
+ */
+export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 23);
+
+/**
+ * @generated from message orvado.v1.GetSessionResponse
+ */
+export type GetSessionResponse = Message<"orvado.v1.GetSessionResponse"> & {
+  /**
+   * @generated from oneof orvado.v1.GetSessionResponse.result
+   */
+  result: {
+    /**
+     * @generated from field: orvado.v1.ConsoleSession session = 1;
+     */
+    value: ConsoleSession;
+    case: "session";
+  } | {
+    /**
+     * not_signed_in (unknown, ended or expired) or account_disabled.
+     *
+     * @generated from field: orvado.v1.Refusal refusal = 2;
+     */
+    value: Refusal;
+    case: "refusal";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message orvado.v1.GetSessionResponse.
+ * Use `create(GetSessionResponseSchema)` to create a new message.
+ */
+export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 24);
+
+/**
+ * @generated from message orvado.v1.SignOutRequest
+ */
+export type SignOutRequest = Message<"orvado.v1.SignOutRequest"> & {
+  /**
+   * @generated from field: string session_token = 1;
+   */
+  sessionToken: string;
+};
+
+/**
+ * Describes the message orvado.v1.SignOutRequest.
+ * Use `create(SignOutRequestSchema)` to create a new message.
+ */
+export const SignOutRequestSchema: GenMessage<SignOutRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 25);
+
+/**
+ * @generated from message orvado.v1.SignOutResponse
+ */
+export type SignOutResponse = Message<"orvado.v1.SignOutResponse"> & {
+};
+
+/**
+ * Describes the message orvado.v1.SignOutResponse.
+ * Use `create(SignOutResponseSchema)` to create a new message.
+ */
+export const SignOutResponseSchema: GenMessage<SignOutResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 26);
+
+/**
+ * @generated from message orvado.v1.ChangePasswordRequest
+ */
+export type ChangePasswordRequest = Message<"orvado.v1.ChangePasswordRequest"> & {
+  /**
+   * @generated from field: string session_token = 1;
+   */
+  sessionToken: string;
+
+  /**
+   * @generated from field: string current_password = 2;
+   */
+  currentPassword: string;
+
+  /**
+   * @generated from field: string new_password = 3;
+   */
+  newPassword: string;
+};
+
+/**
+ * Describes the message orvado.v1.ChangePasswordRequest.
+ * Use `create(ChangePasswordRequestSchema)` to create a new message.
+ */
+export const ChangePasswordRequestSchema: GenMessage<ChangePasswordRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 27);
+
+/**
+ * @generated from message orvado.v1.ChangePasswordResponse
+ */
+export type ChangePasswordResponse = Message<"orvado.v1.ChangePasswordResponse"> & {
+  /**
+   * Unset when the password was changed.
+   *
+   * @generated from field: optional orvado.v1.Refusal refusal = 1;
+   */
+  refusal?: Refusal | undefined;
+};
+
+/**
+ * Describes the message orvado.v1.ChangePasswordResponse.
+ * Use `create(ChangePasswordResponseSchema)` to create a new message.
+ */
+export const ChangePasswordResponseSchema: GenMessage<ChangePasswordResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 28);
+
+/**
  * @generated from enum orvado.v1.Role
  */
 export enum Role {
@@ -391,6 +784,83 @@ export const AuthService: GenService<{
     methodKind: "unary";
     input: typeof VerifyKeyRequestSchema;
     output: typeof VerifyKeyResponseSchema;
+  },
+  /**
+   * ListKeys lists one account's keys, revoked ones included, newest first.
+   *
+   * @generated from rpc orvado.v1.AuthService.ListKeys
+   */
+  listKeys: {
+    methodKind: "unary";
+    input: typeof ListKeysRequestSchema;
+    output: typeof ListKeysResponseSchema;
+  },
+  /**
+   * RevokeKey stops a key of that account for good; another account's key is NOT_FOUND.
+   *
+   * @generated from rpc orvado.v1.AuthService.RevokeKey
+   */
+  revokeKey: {
+    methodKind: "unary";
+    input: typeof RevokeKeyRequestSchema;
+    output: typeof RevokeKeyResponseSchema;
+  },
+  /**
+   * @generated from rpc orvado.v1.AuthService.ListAccounts
+   */
+  listAccounts: {
+    methodKind: "unary";
+    input: typeof ListAccountsRequestSchema;
+    output: typeof ListAccountsResponseSchema;
+  },
+  /**
+   * SetAccountDisabled turns an account off (its keys and sessions stop working) or on again.
+   *
+   * @generated from rpc orvado.v1.AuthService.SetAccountDisabled
+   */
+  setAccountDisabled: {
+    methodKind: "unary";
+    input: typeof SetAccountDisabledRequestSchema;
+    output: typeof SetAccountDisabledResponseSchema;
+  },
+  /**
+   * SignIn checks a console password (rate limited per account and per client address)
+   * and opens a session whose token auth stores only as a hash.
+   *
+   * @generated from rpc orvado.v1.AuthService.SignIn
+   */
+  signIn: {
+    methodKind: "unary";
+    input: typeof SignInRequestSchema;
+    output: typeof SignInResponseSchema;
+  },
+  /**
+   * GetSession answers whose session a token is, or a refusal (unknown, expired, disabled).
+   *
+   * @generated from rpc orvado.v1.AuthService.GetSession
+   */
+  getSession: {
+    methodKind: "unary";
+    input: typeof GetSessionRequestSchema;
+    output: typeof GetSessionResponseSchema;
+  },
+  /**
+   * @generated from rpc orvado.v1.AuthService.SignOut
+   */
+  signOut: {
+    methodKind: "unary";
+    input: typeof SignOutRequestSchema;
+    output: typeof SignOutResponseSchema;
+  },
+  /**
+   * ChangePassword needs the current password and ends every other session of the account.
+   *
+   * @generated from rpc orvado.v1.AuthService.ChangePassword
+   */
+  changePassword: {
+    methodKind: "unary";
+    input: typeof ChangePasswordRequestSchema;
+    output: typeof ChangePasswordResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_orvado_v1_auth, 0);

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file orvado/v1/generation.proto.
  */
 export const file_orvado_v1_generation: GenFile = /*@__PURE__*/
-  fileDesc("ChpvcnZhZG8vdjEvZ2VuZXJhdGlvbi5wcm90bxIJb3J2YWRvLnYxIr8CChJDcmVhdGVJbWFnZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRIdChBrZXlfbGltaXRfbWljcm9zGAQgASgDSACIAQESFgoOYWxsb3dlZF9tb2RlbHMYBSADKAkSDQoFbW9kZWwYBiABKAkSDgoGcHJvbXB0GAcgASgJEhEKBHNpemUYCCABKAlIAYgBARIUCgdxdWFsaXR5GAkgASgJSAKIAQESMgoPcmVzcG9uc2VfZm9ybWF0GAogASgOMhkub3J2YWRvLnYxLlJlc3BvbnNlRm9ybWF0Eg4KAW4YCyABKA1IA4gBAUITChFfa2V5X2xpbWl0X21pY3Jvc0IHCgVfc2l6ZUIKCghfcXVhbGl0eUIECgJfbiJiCg5HZW5lcmF0ZWRJbWFnZRISCgh1cmxfcGF0aBgBIAEoCUgAEhIKCGI2NF9qc29uGAIgASgJSAASDQoFd2lkdGgYAyABKA0SDgoGaGVpZ2h0GAQgASgNQgkKB2NvbnRlbnQiUAoPR2VuZXJhdGVkSW1hZ2VzEhQKDGNyZWF0ZWRfdW5peBgBIAEoAxInCgRkYXRhGAIgAygLMhkub3J2YWRvLnYxLkdlbmVyYXRlZEltYWdlInQKE0NyZWF0ZUltYWdlUmVzcG9uc2USLAoGaW1hZ2VzGAEgASgLMhoub3J2YWRvLnYxLkdlbmVyYXRlZEltYWdlc0gAEiUKB3JlZnVzYWwYAiABKAsyEi5vcnZhZG8udjEuUmVmdXNhbEgAQggKBnJlc3VsdCITChFMaXN0TW9kZWxzUmVxdWVzdCI/CgxNb2RlbENoYW5uZWwSDAoEbmFtZRgBIAEoCRIQCghwcm92aWRlchgCIAEoCRIPCgdoZWFsdGh5GAMgASgIIpUBCgVNb2RlbBIKCgJpZBgBIAEoCRIOCgZmYW1pbHkYAiABKAkSHgoFdGllcnMYAyADKA4yDy5vcnZhZG8udjEuVGllchIPCgdzYW5kYm94GAQgASgIEikKCGNoYW5uZWxzGAUgAygLMhcub3J2YWRvLnYxLk1vZGVsQ2hhbm5lbBIUCgxjcmVhdGVkX3VuaXgYBiABKAMiNgoSTGlzdE1vZGVsc1Jlc3BvbnNlEiAKBm1vZGVscxgBIAMoCzIQLm9ydmFkby52MS5Nb2RlbCJNChBSZWFkSW1hZ2VSZXF1ZXN0EhAKCGltYWdlX2lkGAEgASgJEhQKDGV4cGlyZXNfdW5peBgCIAEoAxIRCglzaWduYXR1cmUYAyABKAkiOAoRUmVhZEltYWdlUmVzcG9uc2USFAoMY29udGVudF90eXBlGAEgASgJEg0KBWNodW5rGAIgASgMKmgKDlJlc3BvbnNlRm9ybWF0Eh8KG1JFU1BPTlNFX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhcKE1JFU1BPTlNFX0ZPUk1BVF9VUkwQARIcChhSRVNQT05TRV9GT1JNQVRfQjY0X0pTT04QAjL2AQoRR2VuZXJhdGlvblNlcnZpY2USTAoLQ3JlYXRlSW1hZ2USHS5vcnZhZG8udjEuQ3JlYXRlSW1hZ2VSZXF1ZXN0Gh4ub3J2YWRvLnYxLkNyZWF0ZUltYWdlUmVzcG9uc2USSQoKTGlzdE1vZGVscxIcLm9ydmFkby52MS5MaXN0TW9kZWxzUmVxdWVzdBodLm9ydmFkby52MS5MaXN0TW9kZWxzUmVzcG9uc2USSAoJUmVhZEltYWdlEhsub3J2YWRvLnYxLlJlYWRJbWFnZVJlcXVlc3QaHC5vcnZhZG8udjEuUmVhZEltYWdlUmVzcG9uc2UwAWIGcHJvdG8z", [file_orvado_v1_common]);
+  fileDesc("ChpvcnZhZG8vdjEvZ2VuZXJhdGlvbi5wcm90bxIJb3J2YWRvLnYxItgCChJDcmVhdGVJbWFnZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRIdChBrZXlfbGltaXRfbWljcm9zGAQgASgDSACIAQESFgoOYWxsb3dlZF9tb2RlbHMYBSADKAkSDQoFbW9kZWwYBiABKAkSDgoGcHJvbXB0GAcgASgJEhEKBHNpemUYCCABKAlIAYgBARIUCgdxdWFsaXR5GAkgASgJSAKIAQESMgoPcmVzcG9uc2VfZm9ybWF0GAogASgOMhkub3J2YWRvLnYxLlJlc3BvbnNlRm9ybWF0Eg4KAW4YCyABKA1IA4gBARIXCg9pZGVtcG90ZW5jeV9rZXkYDCABKAlCEwoRX2tleV9saW1pdF9taWNyb3NCBwoFX3NpemVCCgoIX3F1YWxpdHlCBAoCX24iYgoOR2VuZXJhdGVkSW1hZ2USEgoIdXJsX3BhdGgYASABKAlIABISCghiNjRfanNvbhgCIAEoCUgAEg0KBXdpZHRoGAMgASgNEg4KBmhlaWdodBgEIAEoDUIJCgdjb250ZW50IlAKD0dlbmVyYXRlZEltYWdlcxIUCgxjcmVhdGVkX3VuaXgYASABKAMSJwoEZGF0YRgCIAMoCzIZLm9ydmFkby52MS5HZW5lcmF0ZWRJbWFnZSKaAQoTQ3JlYXRlSW1hZ2VSZXNwb25zZRIsCgZpbWFnZXMYASABKAsyGi5vcnZhZG8udjEuR2VuZXJhdGVkSW1hZ2VzSAASJQoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSAASEgoKcmVxdWVzdF9pZBgDIAEoCRIQCghyZXBsYXllZBgEIAEoCEIICgZyZXN1bHQiEwoRTGlzdE1vZGVsc1JlcXVlc3QiggEKDE1vZGVsQ2hhbm5lbBIMCgRuYW1lGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEg8KB2hlYWx0aHkYAyABKAgSDQoFc3RhdGUYBCABKAkSDgoGaW5fdXNlGAUgASgNEhAKCGNhcGFjaXR5GAYgASgNEhAKCHByaW9yaXR5GAcgASgNIpUBCgVNb2RlbBIKCgJpZBgBIAEoCRIOCgZmYW1pbHkYAiABKAkSHgoFdGllcnMYAyADKA4yDy5vcnZhZG8udjEuVGllchIPCgdzYW5kYm94GAQgASgIEikKCGNoYW5uZWxzGAUgAygLMhcub3J2YWRvLnYxLk1vZGVsQ2hhbm5lbBIUCgxjcmVhdGVkX3VuaXgYBiABKAMiNgoSTGlzdE1vZGVsc1Jlc3BvbnNlEiAKBm1vZGVscxgBIAMoCzIQLm9ydmFkby52MS5Nb2RlbCJNChBSZWFkSW1hZ2VSZXF1ZXN0EhAKCGltYWdlX2lkGAEgASgJEhQKDGV4cGlyZXNfdW5peBgCIAEoAxIRCglzaWduYXR1cmUYAyABKAkiOAoRUmVhZEltYWdlUmVzcG9uc2USFAoMY29udGVudF90eXBlGAEgASgJEg0KBWNodW5rGAIgASgMIjcKDUdldEpvYlJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJIiIKCkpvYlJ1bm5pbmcSFAoMY3JlYXRlZF91bml4GAEgASgDIpgBCg5HZXRKb2JSZXNwb25zZRIoCgdydW5uaW5nGAEgASgLMhUub3J2YWRvLnYxLkpvYlJ1bm5pbmdIABIsCgZpbWFnZXMYAiABKAsyGi5vcnZhZG8udjEuR2VuZXJhdGVkSW1hZ2VzSAASJQoHZmFpbHVyZRgDIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSABCBwoFc3RhdGUiEwoRR2V0TWV0cmljc1JlcXVlc3QiOAoSR2V0TWV0cmljc1Jlc3BvbnNlEgwKBHRleHQYASABKAkSFAoMY29udGVudF90eXBlGAIgASgJKmgKDlJlc3BvbnNlRm9ybWF0Eh8KG1JFU1BPTlNFX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhcKE1JFU1BPTlNFX0ZPUk1BVF9VUkwQARIcChhSRVNQT05TRV9GT1JNQVRfQjY0X0pTT04QAjKAAwoRR2VuZXJhdGlvblNlcnZpY2USTAoLQ3JlYXRlSW1hZ2USHS5vcnZhZG8udjEuQ3JlYXRlSW1hZ2VSZXF1ZXN0Gh4ub3J2YWRvLnYxLkNyZWF0ZUltYWdlUmVzcG9uc2USSQoKTGlzdE1vZGVscxIcLm9ydmFkby52MS5MaXN0TW9kZWxzUmVxdWVzdBodLm9ydmFkby52MS5MaXN0TW9kZWxzUmVzcG9uc2USSAoJUmVhZEltYWdlEhsub3J2YWRvLnYxLlJlYWRJbWFnZVJlcXVlc3QaHC5vcnZhZG8udjEuUmVhZEltYWdlUmVzcG9uc2UwARI9CgZHZXRKb2ISGC5vcnZhZG8udjEuR2V0Sm9iUmVxdWVzdBoZLm9ydmFkby52MS5HZXRKb2JSZXNwb25zZRJJCgpHZXRNZXRyaWNzEhwub3J2YWRvLnYxLkdldE1ldHJpY3NSZXF1ZXN0Gh0ub3J2YWRvLnYxLkdldE1ldHJpY3NSZXNwb25zZWIGcHJvdG8z", [file_orvado_v1_common]);
 
 /**
  * @generated from message orvado.v1.CreateImageRequest
@@ -74,6 +74,13 @@ export type CreateImageRequest = Message<"orvado.v1.CreateImageRequest"> & {
    * @generated from field: optional uint32 n = 11;
    */
   n?: number | undefined;
+
+  /**
+   * The client's Idempotency-Key header, scoped to the account; empty when absent.
+   *
+   * @generated from field: string idempotency_key = 12;
+   */
+  idempotencyKey: string;
 };
 
 /**
@@ -166,6 +173,21 @@ export type CreateImageResponse = Message<"orvado.v1.CreateImageResponse"> & {
     value: Refusal;
     case: "refusal";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * The request id of the job that produced this answer: the caller's own id,
+   * or the original request's id when an Idempotency-Key replayed it.
+   *
+   * @generated from field: string request_id = 3;
+   */
+  requestId: string;
+
+  /**
+   * True when the answer is the original request's (an idempotent retry).
+   *
+   * @generated from field: bool replayed = 4;
+   */
+  replayed: boolean;
 };
 
 /**
@@ -203,9 +225,39 @@ export type ModelChannel = Message<"orvado.v1.ModelChannel"> & {
   provider: string;
 
   /**
+   * False while the channel's circuit breaker is open.
+   *
    * @generated from field: bool healthy = 3;
    */
   healthy: boolean;
+
+  /**
+   * The circuit breaker's state: "closed", "open" or "half-open" (docs/providers.md).
+   *
+   * @generated from field: string state = 4;
+   */
+  state: string;
+
+  /**
+   * Jobs running on the channel now, in this generation process.
+   *
+   * @generated from field: uint32 in_use = 5;
+   */
+  inUse: number;
+
+  /**
+   * Jobs the channel may run at once.
+   *
+   * @generated from field: uint32 capacity = 6;
+   */
+  capacity: number;
+
+  /**
+   * Channels are tried in ascending priority.
+   *
+   * @generated from field: uint32 priority = 7;
+   */
+  priority: number;
 };
 
 /**
@@ -326,6 +378,119 @@ export const ReadImageResponseSchema: GenMessage<ReadImageResponse> = /*@__PURE_
   messageDesc(file_orvado_v1_generation, 9);
 
 /**
+ * @generated from message orvado.v1.GetJobRequest
+ */
+export type GetJobRequest = Message<"orvado.v1.GetJobRequest"> & {
+  /**
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * Only jobs of this account are visible; any other id is NOT_FOUND.
+   *
+   * @generated from field: string account_id = 2;
+   */
+  accountId: string;
+};
+
+/**
+ * Describes the message orvado.v1.GetJobRequest.
+ * Use `create(GetJobRequestSchema)` to create a new message.
+ */
+export const GetJobRequestSchema: GenMessage<GetJobRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 10);
+
+/**
+ * @generated from message orvado.v1.JobRunning
+ */
+export type JobRunning = Message<"orvado.v1.JobRunning"> & {
+  /**
+   * @generated from field: int64 created_unix = 1;
+   */
+  createdUnix: bigint;
+};
+
+/**
+ * Describes the message orvado.v1.JobRunning.
+ * Use `create(JobRunningSchema)` to create a new message.
+ */
+export const JobRunningSchema: GenMessage<JobRunning> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 11);
+
+/**
+ * @generated from message orvado.v1.GetJobResponse
+ */
+export type GetJobResponse = Message<"orvado.v1.GetJobResponse"> & {
+  /**
+   * @generated from oneof orvado.v1.GetJobResponse.state
+   */
+  state: {
+    /**
+     * @generated from field: orvado.v1.JobRunning running = 1;
+     */
+    value: JobRunning;
+    case: "running";
+  } | {
+    /**
+     * @generated from field: orvado.v1.GeneratedImages images = 2;
+     */
+    value: GeneratedImages;
+    case: "images";
+  } | {
+    /**
+     * How the job failed, or why its result is no longer available.
+     *
+     * @generated from field: orvado.v1.Refusal failure = 3;
+     */
+    value: Refusal;
+    case: "failure";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message orvado.v1.GetJobResponse.
+ * Use `create(GetJobResponseSchema)` to create a new message.
+ */
+export const GetJobResponseSchema: GenMessage<GetJobResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 12);
+
+/**
+ * @generated from message orvado.v1.GetMetricsRequest
+ */
+export type GetMetricsRequest = Message<"orvado.v1.GetMetricsRequest"> & {
+};
+
+/**
+ * Describes the message orvado.v1.GetMetricsRequest.
+ * Use `create(GetMetricsRequestSchema)` to create a new message.
+ */
+export const GetMetricsRequestSchema: GenMessage<GetMetricsRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 13);
+
+/**
+ * @generated from message orvado.v1.GetMetricsResponse
+ */
+export type GetMetricsResponse = Message<"orvado.v1.GetMetricsResponse"> & {
+  /**
+   * @generated from field: string text = 1;
+   */
+  text: string;
+
+  /**
+   * @generated from field: string content_type = 2;
+   */
+  contentType: string;
+};
+
+/**
+ * Describes the message orvado.v1.GetMetricsResponse.
+ * Use `create(GetMetricsResponseSchema)` to create a new message.
+ */
+export const GetMetricsResponseSchema: GenMessage<GetMetricsResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 14);
+
+/**
  * @generated from enum orvado.v1.ResponseFormat
  */
 export enum ResponseFormat {
@@ -386,6 +551,26 @@ export const GenerationService: GenService<{
     methodKind: "server_streaming";
     input: typeof ReadImageRequestSchema;
     output: typeof ReadImageResponseSchema;
+  },
+  /**
+   * GetJob answers a job's state or stored result, for its own account only.
+   *
+   * @generated from rpc orvado.v1.GenerationService.GetJob
+   */
+  getJob: {
+    methodKind: "unary";
+    input: typeof GetJobRequestSchema;
+    output: typeof GetJobResponseSchema;
+  },
+  /**
+   * GetMetrics returns the service's Prometheus text exposition.
+   *
+   * @generated from rpc orvado.v1.GenerationService.GetMetrics
+   */
+  getMetrics: {
+    methodKind: "unary";
+    input: typeof GetMetricsRequestSchema;
+    output: typeof GetMetricsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_orvado_v1_generation, 0);

@@ -1,0 +1,86 @@
+import type { Route, SimReply, SimulatorCore } from "../server.ts";
+import { sizeForAspect } from "../png.ts";
+import { asRecord, count, syncFault } from "./common.ts";
+
+// Google Generative Language API, both image paths of @ai-sdk/google:
+// - Gemini image models: POST {base}/models/<id>:generateContent with
+//   generationConfig.responseModalities ["IMAGE"] and imageConfig {aspectRatio, imageSize};
+//   the image comes back as candidates[0].content.parts[].inlineData.
+// - Imagen: POST {base}/models/<id>:predict with {instances:[{prompt}], parameters:{sampleCount, aspectRatio}};
+//   images come back as predictions[].bytesBase64Encoded.
+// A refusal is an IMAGE_SAFETY finish reason (Gemini) or a raiFilteredReason (Imagen).
+
+const failure = (status: number): SimReply => ({
+  status,
+  json: { error: { code: status, message: "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting", status: status === 503 ? "UNAVAILABLE" : "INTERNAL" } },
+});
+
+export function googleRoutes(sim: SimulatorCore): Route[] {
+  return [
+    {
+      name: "generate",
+      method: "POST",
+      pattern: /^\/v1beta\/models\/([^/:]+):generateContent$/,
+      async handle(req, match) {
+        const body = asRecord(req.body);
+        const contents = Array.isArray(body.contents) ? body.contents : [];
+        const parts = contents.flatMap((content) => (Array.isArray(asRecord(content).parts) ? (asRecord(content).parts as unknown[]) : []));
+        const prompt = parts.map((part) => asRecord(part).text).filter((text) => typeof text === "string").join("\n");
+        const effective = sim.effective(prompt);
+        const fault = await syncFault(sim, req, effective, {
+          refusal: () => ({
+            status: 200,
+            json: {
+              candidates: [{ finishReason: "IMAGE_SAFETY", finishMessage: "Unable to show the generated image: it may violate our policies.", index: 0 }],
+              modelVersion: match[1],
+              usageMetadata: { promptTokenCount: 12, totalTokenCount: 12 },
+            },
+          }),
+          failure,
+        });
+        if (fault) return fault;
+        const config = asRecord(asRecord(body.generationConfig).imageConfig);
+        const asked = sizeForAspect(config.aspectRatio as string | undefined, (config.imageSize as string | undefined) ?? "1K");
+        const png = await sim.render(asked, effective, prompt);
+        return {
+          status: 200,
+          json: {
+            candidates: [
+              {
+                content: { role: "model", parts: [{ inlineData: { mimeType: "image/png", data: png.toString("base64") } }] },
+                finishReason: "STOP",
+                index: 0,
+              },
+            ],
+            modelVersion: match[1],
+            usageMetadata: { promptTokenCount: 12, candidatesTokenCount: 1290, totalTokenCount: 1302 },
+          },
+        };
+      },
+    },
+    {
+      name: "predict",
+      method: "POST",
+      pattern: /^\/v1beta\/models\/([^/:]+):predict$/,
+      async handle(req) {
+        const body = asRecord(req.body);
+        const instance = asRecord(Array.isArray(body.instances) ? body.instances[0] : undefined);
+        const prompt = String(instance.prompt ?? "");
+        const parameters = asRecord(body.parameters);
+        const effective = sim.effective(prompt);
+        const fault = await syncFault(sim, req, effective, {
+          refusal: () => ({
+            status: 200,
+            json: { predictions: [{ raiFilteredReason: "Your current safety filter threshold filtered out the generated images. You will not be charged for blocked images." }] },
+          }),
+          failure,
+        });
+        if (fault) return fault;
+        const asked = sizeForAspect(parameters.aspectRatio as string | undefined, (parameters.sampleImageSize as string | undefined) ?? "1K");
+        const n = count(parameters.sampleCount, 1, 4);
+        const images = await Promise.all(Array.from({ length: n }, (_, index) => sim.render(asked, effective, `${prompt}#${index}`)));
+        return { status: 200, json: { predictions: images.map((png) => ({ mimeType: "image/png", bytesBase64Encoded: png.toString("base64") })) } };
+      },
+    },
+  ];
+}

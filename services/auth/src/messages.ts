@@ -1,0 +1,32 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { AccountSchema, ApiKeySchema } from "@orvado/proto";
+import { roleValue, type AccountRow, type KeyRow } from "./store.ts";
+
+// Rows of the auth schema as proto messages.
+
+const toUnixMs = (date: Date) => BigInt(date.getTime());
+
+export function accountMessage(row: AccountRow): MessageInitShape<typeof AccountSchema> {
+  return {
+    accountId: row.account_id,
+    email: row.email,
+    role: roleValue(row.role),
+    disabled: row.disabled,
+    createdAtUnixMs: toUnixMs(row.created_at),
+  };
+}
+
+export function keyMessage(row: KeyRow): MessageInitShape<typeof ApiKeySchema> {
+  return {
+    keyId: row.key_id,
+    accountId: row.account_id,
+    name: row.name,
+    ...(row.limit_micros !== null && { limitMicros: row.limit_micros }),
+    ...(row.expires_at !== null && { expiresAtUnixMs: toUnixMs(row.expires_at) }),
+    models: row.models,
+    createdAtUnixMs: toUnixMs(row.created_at),
+    prefix: row.prefix,
+    ...(row.revoked_at !== null && { revokedAtUnixMs: toUnixMs(row.revoked_at) }),
+    ...(row.last_used_at !== null && { lastUsedAtUnixMs: toUnixMs(row.last_used_at) }),
+  };
+}

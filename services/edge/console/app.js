@@ -1,0 +1,85 @@
+// The console's entry: find out who is signed in, then show the page the address names.
+import { render } from "/console/vendor/preact.mjs";
+import { useEffect, useRef, useState } from "/console/vendor/hooks.mjs";
+import { html } from "./lib/html.js";
+import { del, get, setCsrfToken, whenSignedOut } from "./lib/api.js";
+import { interceptLinks, navigate, usePath } from "./lib/router.js";
+import { Shell } from "./components/layout.js";
+import { Loading } from "./components/ui.js";
+import { SignIn } from "./pages/sign-in.js";
+import { Dashboard } from "./pages/dashboard.js";
+import { Tokens } from "./pages/tokens.js";
+import { Usage } from "./pages/usage.js";
+import { Playground } from "./pages/playground.js";
+import { Admin } from "./pages/admin.js";
+import { AccountPage } from "./pages/account.js";
+import { NotFound } from "./pages/not-found.js";
+
+const ROUTES = {
+  "/": { title: "Dashboard", page: Dashboard },
+  "/tokens": { title: "Tokens", page: Tokens },
+  "/usage": { title: "Usage", page: Usage },
+  "/playground": { title: "Playground", page: Playground },
+  "/admin": { title: "Admin", page: Admin, admin: true, nested: true },
+  "/account": { title: "Account", page: AccountPage },
+};
+
+/** A page is named by the first segment of the path; the page reads the rest (e.g. /admin/prices). */
+function routeFor(path, account) {
+  const base = "/" + path.split("/")[1];
+  const route = ROUTES[base];
+  const fits = route && (route.nested || base === path) && (!route.admin || account.role === "admin");
+  if (!fits) return { title: "Not found", page: NotFound };
+  return route;
+}
+
+function App() {
+  const path = usePath();
+  // undefined: still asking the server; null: signed out; object: the signed-in account.
+  const [account, setAccount] = useState(undefined);
+  const returnTo = useRef("/");
+
+  const signedIn = ({ account: who, csrfToken }) => {
+    setCsrfToken(csrfToken);
+    setAccount(who);
+  };
+  const signedOut = () => {
+    setCsrfToken(null);
+    setAccount(null);
+  };
+
+  useEffect(() => {
+    whenSignedOut(signedOut);
+    get("/me").then(signedIn, signedOut);
+  }, []);
+
+  // Signed out on any page: the address becomes /console/sign-in, remembering where the user was.
+  useEffect(() => {
+    if (account === null && path !== "/sign-in") {
+      returnTo.current = path;
+      navigate("/sign-in", { replace: true });
+    }
+    if (account && path === "/sign-in") navigate(returnTo.current, { replace: true });
+  }, [account, path]);
+
+  if (account === undefined) return html`<div class="boot"><${Loading}>Loading the console…<//></div>`;
+  if (account === null) {
+    document.title = "Sign in · Orvado";
+    return html`<${SignIn} onSignedIn=${signedIn} />`;
+  }
+  const route = routeFor(path, account);
+  document.title = `${route.title} · Orvado`;
+  const signOut = async () => {
+    await del("/session").catch(() => null);
+    returnTo.current = "/";
+    navigate("/sign-in");
+    signedOut();
+  };
+  const Page = route.page;
+  return html`<${Shell} account=${account} path=${path} onSignOut=${signOut}>
+    <${Page} account=${account} path=${path} key=${route.title} />
+  <//>`;
+}
+
+interceptLinks();
+render(html`<${App} />`, document.getElementById("app"));

@@ -1,0 +1,52 @@
+// How money, times and sizes read on screen. Money arrives as USD decimal strings ("4.960000").
+
+/** "$4.96", "$10.00", "$0.0125": cents always, sub-cent digits only when there are any. */
+export function usd(text) {
+  if (text === null || text === undefined || text === "") return "—";
+  const value = Number(text);
+  if (!Number.isFinite(value)) return String(text);
+  return (value < 0 ? "−$" : "$") + Math.abs(value).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 6 });
+}
+
+export function dateTime(iso) {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  return date.toLocaleString("en-US", { month: "short", day: "numeric", year: "numeric", hour: "2-digit", minute: "2-digit", hour12: false });
+}
+
+export function shortDate(iso) {
+  if (!iso) return "—";
+  return new Date(iso).toLocaleDateString("en-US", { month: "short", day: "numeric", year: "numeric" });
+}
+
+/** "2026-11-01" (a UTC calendar day) -> "Nov 1" */
+export function dayLabel(day) {
+  const [year, month, date] = day.split("-").map(Number);
+  return new Date(Date.UTC(year, month - 1, date)).toLocaleDateString("en-US", { month: "short", day: "numeric", timeZone: "UTC" });
+}
+
+export function relative(iso) {
+  if (!iso) return "never";
+  const seconds = Math.round((Date.now() - new Date(iso).getTime()) / 1000);
+  if (seconds < 45) return "just now";
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 24) return `${hours} h ago`;
+  return shortDate(iso);
+}
+
+export const plural = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
+
+/** The size tier of a request size (spec 2.3): by the longest side; 1k/2k/4k name the tier; auto is 1K. */
+export function tierOf(size) {
+  const text = String(size || "1024x1024").trim().toLowerCase();
+  if (text === "auto") return "1K";
+  if (/^[124]k$/.test(text)) return text.toUpperCase();
+  const match = /^(\d+)x(\d+)$/.exec(text);
+  if (!match) return null;
+  const longest = Math.max(Number(match[1]), Number(match[2]));
+  if (longest < 1800) return "1K";
+  if (longest < 3000) return "2K";
+  return "4K";
+}

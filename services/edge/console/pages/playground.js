@@ -1,0 +1,169 @@
+// Playground: try a model from the browser, billed to the account like any request (key "console").
+import { useEffect, useRef, useState } from "/console/vendor/hooks.mjs";
+import { html } from "../lib/html.js";
+import { get, post } from "../lib/api.js";
+import { tierOf, usd } from "../lib/format.js";
+import { Alert, Card, Empty, Field, Loading, PageHeader, Spinner, useLoad } from "../components/ui.js";
+import { StatusBadge } from "../components/requests-table.js";
+
+const PRESETS = [
+  { value: "1024x1024", label: "1024 × 1024 · square" },
+  { value: "1536x1024", label: "1536 × 1024 · landscape 3:2" },
+  { value: "1024x1536", label: "1024 × 1536 · portrait 2:3" },
+  { value: "1600x900", label: "1600 × 900 · wide 16:9" },
+  { value: "2048x2048", label: "2048 × 2048 · square" },
+  { value: "2560x1440", label: "2560 × 1440 · wide 16:9" },
+  { value: "4096x4096", label: "4096 × 4096 · square" },
+  { value: "auto", label: "auto" },
+];
+const QUALITIES = ["low", "medium", "high", "xhigh", "max", "auto"];
+const CUSTOM = "custom";
+
+function useElapsed(running) {
+  const [seconds, setSeconds] = useState(0);
+  useEffect(() => {
+    if (!running) return;
+    const started = Date.now();
+    setSeconds(0);
+    const timer = setInterval(() => setSeconds(Math.floor((Date.now() - started) / 1000)), 1000);
+    return () => clearInterval(timer);
+  }, [running]);
+  return seconds;
+}
+
+/** The request's cost record, asked again while billing has not settled it yet. */
+function useSettledCost(requestId, initial) {
+  const [cost, setCost] = useState(initial);
+  const attempts = useRef(0);
+  useEffect(() => {
+    if ((cost && cost.status !== "pending") || ++attempts.current > 90) return;
+    const timer = setTimeout(() => get(`/usage/${encodeURIComponent(requestId)}`).then(setCost, () => null), 700);
+    return () => clearTimeout(timer);
+  }, [cost]);
+  return cost ?? { status: "pending" };
+}
+
+function Result({ result }) {
+  const cost = useSettledCost(result.requestId, result.cost);
+  return html`<${Card} title="Result" data-testid="playground-result">
+    <div class="result-meta">
+      <div><span class="muted small">Cost</span><div class="stat-value" data-testid="playground-cost">${cost.status === "pending" ? "settling…" : usd(cost.amountUsd)}</div></div>
+      <div><span class="muted small">Status</span><div><${StatusBadge} status=${cost.status} /></div></div>
+      <div><span class="muted small">Tier</span><div>${cost.tier ?? "—"}</div></div>
+      <div class="grow"><span class="muted small">Request id</span><div><code data-testid="playground-request-id">${result.requestId}</code></div></div>
+    </div>
+    <div class="image-grid">
+      ${result.data.map((image, index) => {
+        const src = image.url ?? `data:image/png;base64,${image.b64_json}`;
+        return html`<figure class="image-tile">
+          <a href=${src} target="_blank" rel="noopener"><img src=${src} alt=${`Generated image ${index + 1}`} /></a>
+          <figcaption class="muted small">Image ${index + 1}${image.url ? html` · <a href=${image.url} target="_blank" rel="noopener">open</a> (temporary link)` : ""}</figcaption>
+        </figure>`;
+      })}
+    </div>
+  <//>`;
+}
+
+function sizeFrom(form) {
+  return form.preset === CUSTOM ? `${form.width}x${form.height}` : form.preset;
+}
+
+export function Playground() {
+  const models = useLoad(() => get("/models"));
+  const [form, setForm] = useState({ prompt: "", model: "", preset: "1024x1024", width: "1280", height: "720", quality: "", n: 1 });
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const [result, setResult] = useState(null);
+  const elapsed = useElapsed(busy);
+
+  const list = models.data?.models ?? [];
+  const model = list.find((entry) => entry.id === form.model) ?? list[0];
+  const size = sizeFrom(form);
+  const tier = tierOf(size);
+  const offered = model && tier && model.tiers.includes(tier);
+  const price = offered ? model.prices?.[tier] : null;
+  const isAlpha = model?.family === "alpha";
+  const set = (name) => (event) => setForm({ ...form, [name]: event.target.value });
+
+  const submit = async (event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    setResult(null);
+    const body = { model: model.id, prompt: form.prompt, size, n: Number(form.n) };
+    if (isAlpha && form.quality) body.quality = form.quality;
+    try {
+      setResult(await post("/playground", body));
+    } catch (failure) {
+      setError(failure);
+    }
+    setBusy(false);
+  };
+
+  if (models.error) return html`<${PageHeader} title="Playground" /><${Alert}>${models.error.message}<//>`;
+  if (!models.data) return html`<${PageHeader} title="Playground" /><${Loading} />`;
+
+  return html`<${PageHeader} title="Playground" subtitle="Generate from the browser. Requests are charged to your balance like any other." />
+    <div class="playground">
+      <${Card} title="Request">
+        <form class="form" onSubmit=${submit}>
+          <${Field} label="Prompt">
+            <textarea name="prompt" rows="4" required placeholder="A lighthouse on a cliff at dawn, watercolor" value=${form.prompt} onInput=${set("prompt")}></textarea>
+          <//>
+          <div class="form-grid">
+            <${Field} label="Model">
+              <select name="model" value=${model?.id} onChange=${set("model")}>
+                ${list.map((entry) => html`<option value=${entry.id}>${entry.id}${entry.sandbox ? " (sandbox)" : ""}</option>`)}
+              </select>
+            <//>
+            <${Field} label="Size">
+              <select name="size" value=${form.preset} onChange=${set("preset")}>
+                ${PRESETS.map((preset) => html`<option value=${preset.value}>${preset.label}</option>`)}
+                <option value=${CUSTOM}>Custom…</option>
+              </select>
+            <//>
+            ${form.preset === CUSTOM &&
+            html`<div class="field size-custom">
+              <span class="field-label">Width × height (px)</span>
+              <div class="inline-inputs">
+                <input type="number" name="width" min="64" max="8192" aria-label="Width" value=${form.width} onInput=${set("width")} />
+                <span>×</span>
+                <input type="number" name="height" min="64" max="8192" aria-label="Height" value=${form.height} onInput=${set("height")} />
+              </div>
+            </div>`}
+            <${Field} label="Quality" hint=${isAlpha ? "Does not change the price" : "Only the alpha models take a quality"}>
+              <select name="quality" value=${isAlpha ? form.quality : ""} disabled=${!isAlpha} onChange=${set("quality")}>
+                <option value="">Default</option>
+                ${QUALITIES.map((quality) => html`<option value=${quality}>${quality}</option>`)}
+              </select>
+            <//>
+            <${Field} label="Images (n)" hint="1 is advised; run requests in parallel for more">
+              <input type="number" name="n" min="1" max="4" value=${form.n} onInput=${set("n")} />
+            <//>
+          </div>
+          <div class="estimate">
+            ${tier === null && html`<span class="field-error">Give the size as width×height, for example 1280x720.</span>`}
+            ${tier && !offered && html`<span class="field-error">${model.id} does not offer the ${tier} tier (it offers ${model.tiers.join(", ")}).</span>`}
+            ${offered &&
+            html`<span>Tier <strong>${tier}</strong> · ${usd(price)} per image · estimated <strong>${usd((Number(price) * Number(form.n || 1)).toFixed(6))}</strong></span>`}
+          </div>
+          <div class="form-actions">
+            <button type="submit" class="button primary" disabled=${busy || !form.prompt.trim()}>
+              ${busy ? html`<${Spinner} label="Generating" /> Generating… ${elapsed}s` : "Generate"}
+            </button>
+          </div>
+        </form>
+      <//>
+      <div class="playground-output">
+        ${error &&
+        html`<${Alert}>
+          <strong>The request failed${error.status ? ` (${error.status} ${error.code})` : ""}.</strong> ${error.message}
+          <div class="small muted">Failed and refused requests are not charged.</div>
+        <//>`}
+        ${result && html`<${Result} result=${result} />`}
+        ${!result && !error && html`<${Card}>
+          ${busy ? html`<${Loading}>Generating… this can take up to a minute<//>` : html`<${Empty} title="Your images appear here">Write a prompt and press Generate.<//>`}
+        <//>`}
+      </div>
+    </div>`;
+}

@@ -1,0 +1,153 @@
+// Usage: every request with its cost, filtered by key, model and dates, a page at a time, as CSV too.
+import { useState } from "/console/vendor/hooks.mjs";
+import { html } from "../lib/html.js";
+import { get, query } from "../lib/api.js";
+import { dateTime, usd } from "../lib/format.js";
+import { Card, DetailList, Empty, ErrorAlert, Field, Loading, PageHeader, useLoad } from "../components/ui.js";
+import { RequestsTable, StatusBadge, keyLabel } from "../components/requests-table.js";
+
+const PAGE_SIZES = [10, 25, 50, 100];
+
+/** The API's filters from the form's: days become the UTC instants that bound them in local time. */
+export function usageFilters(form) {
+  const filters = { keyId: form.keyId, model: form.model };
+  if (form.from) filters.from = new Date(`${form.from}T00:00:00`).toISOString();
+  if (form.to) {
+    // The API's upper bound is exclusive: the next local midnight takes in the whole "to" day.
+    const end = new Date(`${form.to}T00:00:00`);
+    end.setDate(end.getDate() + 1);
+    filters.to = end.toISOString();
+  }
+  return filters;
+}
+
+function Filters({ form, onChange }) {
+  const keys = useLoad(() => get("/keys"));
+  const models = useLoad(() => get("/models"));
+  const set = (name) => (event) => onChange({ ...form, [name]: event.target.value });
+  const filtered = form.keyId || form.model || form.from || form.to;
+  return html`<form class="filters" onSubmit=${(event) => event.preventDefault()}>
+    <${Field} label="Key">
+      <select name="keyId" value=${form.keyId} onChange=${set("keyId")}>
+        <option value="">All keys</option>
+        <option value="console">Playground</option>
+        ${keys.data?.keys.map((key) => html`<option value=${key.id}>${key.name} (${key.prefix}…)</option>`)}
+      </select>
+    <//>
+    <${Field} label="Model">
+      <select name="model" value=${form.model} onChange=${set("model")}>
+        <option value="">All models</option>
+        ${models.data?.models.map((model) => html`<option value=${model.id}>${model.id}</option>`)}
+      </select>
+    <//>
+    <${Field} label="From">
+      <input type="date" name="from" value=${form.from} max=${form.to || undefined} onChange=${set("from")} />
+    <//>
+    <${Field} label="To">
+      <input type="date" name="to" value=${form.to} min=${form.from || undefined} onChange=${set("to")} />
+    <//>
+    ${filtered && html`<button type="button" class="button link" onClick=${() => onChange(EMPTY_FORM)}>Clear filters</button>`}
+  </form>`;
+}
+
+function RequestDetail({ requestId, onClose }) {
+  const { data, error } = useLoad(() => get(`/usage/${encodeURIComponent(requestId)}`), [requestId]);
+  return html`<${Card}
+    class="detail-panel"
+    data-testid="request-detail"
+    title="Request"
+    subtitle=${requestId}
+    actions=${html`<button type="button" class="button small" onClick=${onClose} aria-label="Close detail">Close</button>`}
+  >
+    <${ErrorAlert} error=${error} />
+    ${!data && !error && html`<${Loading} />`}
+    ${data &&
+    html`<div class="detail-amount">
+        <span class="stat-value">${data.status === "pending" ? "pending" : usd(data.amountUsd)}</span>
+        <${StatusBadge} status=${data.status} />
+      </div>
+      <${DetailList}
+        rows=${[
+          ["Request id", html`<code>${data.requestId}</code>`],
+          ["Model", html`<code>${data.model}</code>`],
+          ["Size", data.size],
+          ["Tier", data.tier],
+          ["Images", `${data.imagesDelivered} delivered of ${data.imagesRequested} requested`],
+          ["Amount", html`${usd(data.amountUsd)} <span class="muted small">(${data.amountMicros} micro-USD)</span>`],
+          ["Key", keyLabel(data)],
+          ["Created", dateTime(data.createdAt)],
+          ["Settled", data.settledAt ? dateTime(data.settledAt) : "not yet"],
+        ]}
+      />
+      <p class="muted small">Also at <code>GET /api/cost/request/${data.requestId}</code>.</p>`}
+  <//>`;
+}
+
+const EMPTY_FORM = { keyId: "", model: "", from: "", to: "" };
+
+export function Usage() {
+  const [form, setForm] = useState(EMPTY_FORM);
+  // Cursors of the pages before this one, so "Previous" can go back.
+  const [cursors, setCursors] = useState([]);
+  const [cursor, setCursor] = useState(null);
+  const [pageSize, setPageSize] = useState(25);
+  const [selected, setSelected] = useState(null);
+  const filters = usageFilters(form);
+  const page = useLoad(() => get("/usage" + query({ ...filters, limit: pageSize, cursor })), [JSON.stringify(filters), pageSize, cursor]);
+
+  const firstPage = () => {
+    setCursors([]);
+    setCursor(null);
+  };
+  const changeFilters = (next) => {
+    setForm(next);
+    firstPage();
+  };
+  const changePageSize = (event) => {
+    setPageSize(Number(event.target.value));
+    firstPage();
+  };
+  const next = () => {
+    setCursors([...cursors, cursor]);
+    setCursor(page.data.nextCursor);
+  };
+  const previous = () => {
+    setCursor(cursors[cursors.length - 1]);
+    setCursors(cursors.slice(0, -1));
+  };
+  const csv = "/console/api/usage.csv" + query(filters);
+
+  return html`<${PageHeader} title="Usage" subtitle="Every generation request and what it cost, newest first.">
+      <a class="button" href=${csv} download>Export CSV</a>
+    <//>
+    <${Card}><${Filters} form=${form} onChange=${changeFilters} /><//>
+    <div class=${selected ? "split" : ""}>
+      <${Card} class="usage-card">
+        <${ErrorAlert} error=${page.error} />
+        ${!page.data && !page.error && html`<${Loading} />`}
+        ${page.data && page.data.requests.length === 0 && html`<${Empty} title="No requests match">Change the filters, or make a request with one of your keys.<//>`}
+        ${page.data &&
+        page.data.requests.length > 0 &&
+        html`<${RequestsTable}
+          requests=${page.data.requests}
+          selectedId=${selected}
+          compact=${selected !== null}
+          onSelect=${(row) => setSelected(row.requestId)}
+        />`}
+        <div class="pager">
+          <span class="muted small" data-testid="page-number">${page.loading && page.data ? "Loading…" : `Page ${cursors.length + 1}`}</span>
+          <div class="pager-buttons">
+            <label class="page-size muted small">
+              Rows per page
+              <select name="pageSize" value=${pageSize} onChange=${changePageSize}>
+                ${PAGE_SIZES.map((size) => html`<option value=${size}>${size}</option>`)}
+              </select>
+            </label>
+            <button type="button" class="button small" disabled=${cursors.length === 0 || page.loading} onClick=${previous}>← Previous</button>
+            <button type="button" class="button small" disabled=${!page.data?.nextCursor || page.loading} onClick=${next}>Next →</button>
+          </div>
+        </div>
+      <//>
+      ${selected && html`<${RequestDetail} requestId=${selected} onClose=${() => setSelected(null)} />`}
+    </div>`;
+}

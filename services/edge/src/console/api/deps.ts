@@ -1,0 +1,10 @@
+import type { AuthService, BillingService, GenerationService } from "@orvado/proto";
+import type { Client } from "@orvado/rpc";
+
+export interface ConsoleApiDeps {
+  auth: Client<typeof AuthService>;
+  billing: Client<typeof BillingService>;
+  generation: Client<typeof GenerationService>;
+  /** Base of image links; unset means the address the browser used. */
+  publicUrl?: string;
+}

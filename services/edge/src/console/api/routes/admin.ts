@@ -1,0 +1,116 @@
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { microsToUsd, newId, tierFromName, tierName, usdToMicros } from "@orvado/core";
+import { ErrorCode, Role, type Price, type PriceChange } from "@orvado/proto";
+import type { ConsoleApiDeps } from "../deps.ts";
+import { parseInput, refuse } from "../errors.ts";
+import { accountJson, balanceJson, iso } from "../format.ts";
+import { sessionOf } from "../session.ts";
+
+const usd = z.string().refine((text) => usdToMicros(text) !== null, "must be a decimal USD amount such as \"10.00\"");
+const NewAccount = z.strictObject({ email: z.string().max(254), password: z.string().max(1024), role: z.enum(["user", "admin"]).default("user") });
+const TopUp = z.strictObject({
+  usd: usd.refine((text) => usdToMicros(text)! > 0n, "must be more than 0"),
+  note: z.string().max(500).default(""),
+});
+const PriceUpdate = z.strictObject({
+  model: z.string().min(1).max(200),
+  tier: z.string().refine((text) => tierFromName(text) !== null, "must be 1K, 2K or 4K"),
+  usd,
+  note: z.string().max(500).default(""),
+});
+
+const priceJson = (price: Price) => ({
+  model: price.model,
+  tier: tierName(price.tier),
+  usd: microsToUsd(price.priceMicros),
+  micros: Number(price.priceMicros),
+});
+
+const changeJson = (change: PriceChange) => ({
+  model: change.model,
+  tier: tierName(change.tier),
+  oldUsd: change.oldPriceMicros === undefined ? null : microsToUsd(change.oldPriceMicros),
+  newUsd: microsToUsd(change.newPriceMicros),
+  actor: change.actor,
+  note: change.note,
+  changedAt: iso(change.changedAtUnixMs),
+});
+
+/** /admin/*: accounts, top-ups, prices and channels. The scope's hook has already checked the admin role. */
+export function adminRoutes(api: FastifyInstance, { auth, billing, generation }: ConsoleApiDeps) {
+  api.get("/admin/accounts", async () => {
+    const { accounts } = await auth.listAccounts({});
+    const balances = await Promise.all(accounts.map((account) => billing.getBalance({ accountId: account.accountId })));
+    return {
+      accounts: accounts.map((account, index) => ({
+        ...accountJson(account),
+        createdAt: iso(account.createdAtUnixMs),
+        balanceUsd: balanceJson(balances[index]!.balance).balanceUsd,
+      })),
+    };
+  });
+
+  api.post("/admin/accounts", async (request, reply) => {
+    const body = parseInput(NewAccount, request.body);
+    // An email already taken comes back as AlreadyExists: 409 account_exists.
+    const { account } = await auth.createAccount({ email: body.email, password: body.password, role: body.role === "admin" ? Role.ADMIN : Role.USER });
+    request.log.info({ accountId: account!.accountId, by: sessionOf(request).account.accountId }, "account created from the console");
+    return reply.code(201).send({ account: accountJson(account!) });
+  });
+
+  api.post<{ Params: { id: string } }>("/admin/accounts/:id/topup", async (request) => {
+    const body = parseInput(TopUp, request.body);
+    // Auth first: money must not land on an account that does not exist (404).
+    const { account } = await auth.getAccount({ accountId: request.params.id });
+    const admin = sessionOf(request).account;
+    const { balance } = await billing.topUp({
+      accountId: account!.accountId,
+      amountMicros: usdToMicros(body.usd)!,
+      note: body.note === "" ? `console top-up by ${admin.email}` : body.note,
+      topUpId: newId("topup"),
+    });
+    request.log.info({ accountId: account!.accountId, by: admin.accountId, usd: body.usd }, "console top-up");
+    return { balance: balanceJson(balance) };
+  });
+
+  for (const [action, disabled] of [["disable", true], ["enable", false]] as const) {
+    api.post<{ Params: { id: string } }>(`/admin/accounts/:id/${action}`, async (request) => {
+      if (disabled && request.params.id === sessionOf(request).account.accountId) {
+        throw refuse(ErrorCode.INVALID_REQUEST, "An admin cannot disable their own account");
+      }
+      const { account } = await auth.setAccountDisabled({ accountId: request.params.id, disabled });
+      return { account: accountJson(account!) };
+    });
+  }
+
+  api.get("/admin/prices", async () => {
+    const [{ prices }, { changes }] = await Promise.all([billing.listPrices({}), billing.listPriceChanges({ limit: 200 })]);
+    return { prices: prices.map(priceJson), changes: changes.map(changeJson) };
+  });
+
+  api.put("/admin/prices", async (request) => {
+    const body = parseInput(PriceUpdate, request.body);
+    const answer = await billing.setPrice({
+      model: body.model,
+      tier: tierFromName(body.tier)!,
+      priceMicros: usdToMicros(body.usd)!,
+      actor: sessionOf(request).account.email,
+      note: body.note,
+    });
+    return { price: priceJson(answer.price!), change: changeJson(answer.change!) };
+  });
+
+  api.get("/admin/models", async () => {
+    const { models } = await generation.listModels({});
+    return {
+      models: models.map((model) => ({
+        id: model.id,
+        family: model.family,
+        tiers: model.tiers.map(tierName),
+        sandbox: model.sandbox,
+        channels: model.channels.map((channel) => ({ name: channel.name, provider: channel.provider, healthy: channel.healthy })),
+      })),
+    };
+  });
+}

@@ -1,0 +1,45 @@
+import { z } from "zod";
+import { ErrorCode } from "@orvado/proto";
+import { refuse } from "./errors.ts";
+
+// The usage filters of GET /usage and /usage.csv, turned into ListCostRecords' terms.
+
+const DAY_MS = 86_400_000;
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+export const UsageQuery = z.strictObject({
+  keyId: z.string().min(1).max(200).optional(),
+  model: z.string().min(1).max(200).optional(),
+  from: z.string().max(40).optional(),
+  to: z.string().max(40).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(500).optional(),
+});
+
+export type UsageQuery = z.infer<typeof UsageQuery>;
+
+/**
+ * A bound as unix ms. A plain date means the whole UTC day: "from" its start,
+ * "to" the end of it (billing's upper bound is exclusive, so the next midnight).
+ */
+export function boundMs(text: string | undefined, field: "from" | "to"): bigint | undefined {
+  if (text === undefined) return undefined;
+  const ms = Date.parse(DATE_ONLY.test(text) ? `${text}T00:00:00Z` : text);
+  if (Number.isNaN(ms)) throw refuse(ErrorCode.INVALID_FIELD, `${field} must be a date (YYYY-MM-DD) or an ISO 8601 time`);
+  return BigInt(DATE_ONLY.test(text) && field === "to" ? ms + DAY_MS : ms);
+}
+
+export function costFilter(accountId: string, query: UsageQuery) {
+  const fromUnixMs = boundMs(query.from, "from");
+  const toUnixMs = boundMs(query.to, "to");
+  if (fromUnixMs !== undefined && toUnixMs !== undefined && toUnixMs <= fromUnixMs) {
+    throw refuse(ErrorCode.INVALID_FIELD, "to must be after from");
+  }
+  return {
+    accountId,
+    ...(query.keyId !== undefined && { keyId: query.keyId }),
+    ...(query.model !== undefined && { model: query.model }),
+    ...(fromUnixMs !== undefined && { fromUnixMs }),
+    ...(toUnixMs !== undefined && { toUnixMs }),
+  };
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { fileURLToPath } from "node:url";
+import { Tier } from "@orvado/proto";
+import { loadCatalog, parseCatalog, resolveChannelKeys } from "./catalog.ts";
+import { ChannelPool } from "./capacity.ts";
+
+// The models file: zod-validated, channels in priority order, keys only by variable name.
+
+const file = (channels: unknown[], extra: Record<string, unknown> = {}) => ({
+  models: [{ id: "alpha-2.5-flare", family: "alpha", tiers: ["1K", "2K"], channels, ...extra }],
+});
+
+describe("the models file", () => {
+  it("loads the embedded sandbox default and the real-provider example", () => {
+    const sandbox = loadCatalog(fileURLToPath(new URL("../../../config/models.json", import.meta.url)));
+    expect([...sandbox.keys()]).toEqual(["alpha-2.5-flare", "alpha-2.5-sunburst", "beta-pro", "beta-2.1", "beta", "beta-2-lite"]);
+    const example = loadCatalog(fileURLToPath(new URL("../../../config/models.example.json", import.meta.url)));
+    expect([...example.keys()].sort()).toEqual([...sandbox.keys()].sort());
+    const providers = new Set([...example.values()].flatMap((model) => model.channels.map((channel) => channel.provider)));
+    expect([...providers].sort()).toEqual(["black-forest-labs", "bytedance", "fal", "google", "openai", "openai-compatible", "replicate"]);
+  });
+
+  it("orders channels by priority, then file order, and defaults their tiers to the model's", () => {
+    const catalog = parseCatalog(
+      file([
+        { name: "b", provider: "sandbox", capacity: 1, priority: 5 },
+        { name: "a", provider: "sandbox", capacity: 1, priority: 1 },
+        { name: "c", provider: "sandbox", capacity: 1, priority: 5, tiers: ["1K"] },
+      ]),
+    );
+    const channels = catalog.get("alpha-2.5-flare")!.channels;
+    expect(channels.map((channel) => channel.name)).toEqual(["a", "b", "c"]);
+    expect(channels[0]!.tiers).toEqual([Tier.TIER_1K, Tier.TIER_2K]);
+    expect(channels[2]!.tiers).toEqual([Tier.TIER_1K]);
+  });
+
+  it("refuses bad channels with a message naming the channel and the problem", () => {
+    const cases: Array<[unknown[], RegExp]> = [
+      [[{ name: "o", provider: "openai", capacity: 1, apiKeyEnv: "K" }], /channel "o": upstreamModel is required/],
+      [[{ name: "o", provider: "openai", upstreamModel: "gpt-image-1", capacity: 1 }], /channel "o": apiKeyEnv is required/],
+      [[{ name: "x", provider: "openai-compatible", upstreamModel: "m", capacity: 1 }], /channel "x": baseUrl is required/],
+      [[{ name: "o", provider: "openai", upstreamModel: "m", apiKeyEnv: "K", capacity: 1, tiers: ["4K"] }], /tier 4K is not one of the model's tiers/],
+      [[{ name: "o", provider: "openai", upstreamModel: "m", apiKey: "sk-live-in-the-file", capacity: 1 }], /apiKey/],
+      [[{ name: "o", provider: "midjourney", capacity: 1 }], /provider/],
+      [[{ name: "s", provider: "sandbox", capacity: 1 }, { name: "s", provider: "sandbox", capacity: 1 }], /used twice/],
+    ];
+    for (const [channels, message] of cases) expect(() => parseCatalog(file(channels)), message.source).toThrow(message);
+  });
+
+  it("stops the service at start when a channel's key variable is missing, naming channel and variable but no value", () => {
+    const catalog = parseCatalog(file([{ name: "openai-main", provider: "openai", upstreamModel: "gpt-image-1", apiKeyEnv: "OPENAI_API_KEY", capacity: 1 }]));
+    expect(() => resolveChannelKeys(catalog, () => undefined)).toThrow(/channel "openai-main" of model "alpha-2.5-flare" needs its API key in the environment variable OPENAI_API_KEY/);
+    expect(() => new ChannelPool(catalog, { failureThreshold: 1, cooldownMs: 1, readKey: () => "  " })).toThrow(/OPENAI_API_KEY/);
+    const keys = resolveChannelKeys(catalog, (name) => (name === "OPENAI_API_KEY" ? "sk-secret" : undefined));
+    expect(keys.get("alpha-2.5-flare/openai-main")).toBe("sk-secret");
+  });
+});
+
+describe("the channel pool", () => {
+  const catalog = parseCatalog(
+    file([
+      { name: "main", provider: "openai", upstreamModel: "m", apiKeyEnv: "K", capacity: 1 },
+      { name: "backup", provider: "openai-compatible", upstreamModel: "m", baseUrl: "http://127.0.0.1:1/v1", capacity: 1 },
+    ]),
+  );
+  const model = catalog.get("alpha-2.5-flare")!;
+
+  it("takes slots by priority, then the next channel, then answers full", () => {
+    const pool = new ChannelPool(catalog, { failureThreshold: 1, cooldownMs: 60_000, readKey: () => "k" });
+    const first = pool.take(model, Tier.TIER_1K);
+    const second = pool.take(model, Tier.TIER_1K);
+    expect([first.ok && first.slot.channel.name, second.ok && second.slot.channel.name]).toEqual(["main", "backup"]);
+    expect(pool.take(model, Tier.TIER_1K)).toEqual({ ok: false, reason: "full", retryAfterSeconds: 60 });
+  });
+
+  it("skips a channel whose breaker is open and answers unhealthy when none is left", () => {
+    const pool = new ChannelPool(catalog, { failureThreshold: 1, cooldownMs: 30_000, readKey: () => "k" });
+    for (const name of ["main", "backup"]) {
+      const taken = pool.take(model, Tier.TIER_1K);
+      if (!taken.ok) throw new Error("expected a slot");
+      expect(taken.slot.channel.name).toBe(name);
+      taken.slot.pass.failed();
+      taken.slot.release();
+    }
+    const answer = pool.take(model, Tier.TIER_1K);
+    expect(answer).toMatchObject({ ok: false, reason: "unhealthy" });
+    expect(pool.health(model).map((channel) => [channel.name, channel.healthy, channel.state])).toEqual([
+      ["main", false, "open"],
+      ["backup", false, "open"],
+    ]);
+  });
+});

@@ -1,0 +1,211 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { create } from "@bufbuild/protobuf";
+import { CreateImageRequestSchema, ErrorCode, ResponseFormat, type CreateImageRequest } from "@orvado/proto";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { createLogger, newRequestId } from "@orvado/core";
+import { migrate, openDb, type Db } from "@orvado/db";
+import { freshDatabase, usingServer, type FreshDatabase } from "@orvado/testkit";
+import { IdempotentRequests, requestFingerprint } from "./idempotency.ts";
+import { LocalImageStore } from "./storage/local-store.ts";
+
+// Two IdempotentRequests on one database stand for two generation replicas: a
+// retry that lands on the other replica must find the original through
+// PostgreSQL (the unique key and the job rows), not through memory.
+
+const SECRET = "idempotency-test-link-secret";
+let database: FreshDatabase;
+let dbA: Db;
+let dbB: Db;
+let root: string;
+let store: LocalImageStore;
+let replicaA: IdempotentRequests;
+let replicaB: IdempotentRequests;
+
+const logger = createLogger("test", "silent");
+
+function request(fields: Omit<MessageInitShape<typeof CreateImageRequestSchema>, "$typeName"> = {}): CreateImageRequest {
+  return create(CreateImageRequestSchema, {
+    requestId: newRequestId(),
+    accountId: "acct_idem",
+    keyId: "key_idem",
+    model: "beta",
+    prompt: "a quiet harbour",
+    idempotencyKey: "key-1",
+    ...fields,
+  });
+}
+
+/** What the job runner leaves behind: a job row, then its image and final state. */
+async function startJob(db: Db, req: CreateImageRequest) {
+  await db.query(
+    `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, images_requested, response_format, channel, status)
+     VALUES ($1, $2, 'key_idem', 'beta', '1024x1024', '1K', 1, 'URL', 'sandbox', 'running')`,
+    [req.requestId, req.accountId],
+  );
+}
+
+async function finishJob(db: Db, req: CreateImageRequest, imageId: string) {
+  await store.put(imageId, Buffer.from("png bytes"), "image/png");
+  await db.query(
+    `INSERT INTO generation.images (image_id, request_id, position, content_type, width, height, bytes, expires_at)
+     VALUES ($1, $2, 0, 'image/png', 1024, 1024, 9, now() + interval '1 hour')`,
+    [imageId, req.requestId],
+  );
+  await db.query("UPDATE generation.jobs SET status = 'succeeded', images_delivered = 1, finished_at = now() WHERE request_id = $1", [req.requestId]);
+}
+
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, opened };
+}
+
+async function untilJobRow(db: Db, requestId: string) {
+  while ((await db.query("SELECT 1 FROM generation.jobs WHERE request_id = $1", [requestId])).rowCount === 0) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  dbA = await openDb(database.url);
+  // PGlite in memory is one database per handle, so both replicas share it there.
+  dbB = usingServer() ? await openDb(database.url) : dbA;
+  await migrate(dbA, "generation", fileURLToPath(new URL("../migrations", import.meta.url)));
+  root = await mkdtemp(join(tmpdir(), "orvado-idem-"));
+  store = new LocalImageStore(root);
+  const config = { jobTimeoutMs: 600_000 };
+  replicaA = new IdempotentRequests({ db: dbA, store, urlSigningSecret: SECRET, config, logger });
+  replicaB = new IdempotentRequests({ db: dbB, store, urlSigningSecret: SECRET, config, logger });
+});
+
+afterAll(async () => {
+  if (dbB !== dbA) await dbB?.close();
+  await dbA?.close();
+  await database?.drop();
+  await rm(root, { recursive: true, force: true });
+});
+
+describe("requestFingerprint", () => {
+  it("treats the spec's defaults as the values they stand for", () => {
+    const explicit = request({ size: "1024x1024", n: 1, responseFormat: ResponseFormat.URL, quality: "HIGH" });
+    const implicit = request({ size: " 1024X1024 ", quality: "high" });
+    expect(requestFingerprint(request({ size: undefined, quality: "high" }))).toBe(requestFingerprint(explicit));
+    expect(requestFingerprint(implicit)).toBe(requestFingerprint(explicit));
+  });
+
+  it("tells apart any field that changes the result", () => {
+    const base = requestFingerprint(request());
+    for (const change of [{ prompt: "a loud harbour" }, { model: "beta-pro" }, { size: "2k" }, { n: 2 }, { quality: "low" }, { responseFormat: ResponseFormat.B64_JSON }]) {
+      expect(requestFingerprint(request(change)), JSON.stringify(change)).not.toBe(base);
+    }
+  });
+});
+
+describe("IdempotentRequests across two replicas", () => {
+  it("attaches a retry on the other replica to the running job and answers with the original's images", async () => {
+    const key = "cross-replica";
+    const first = request({ idempotencyKey: key });
+    const held = gate();
+    let starts = 0;
+    const original = replicaA.run(first, async () => {
+      starts += 1;
+      await startJob(dbA, first);
+      await held.opened;
+      await finishJob(dbA, first, "img_crossreplica001");
+      return { result: { case: "images", value: { createdUnix: 1n, data: [] } } };
+    });
+    await untilJobRow(dbB, first.requestId);
+    const retry = replicaB.run(request({ idempotencyKey: key }), async () => {
+      starts += 1;
+      throw new Error("a retry must not start a job");
+    });
+    held.open();
+    const [, replayed] = await Promise.all([original, retry]);
+    expect(starts).toBe(1);
+    expect(replayed).toMatchObject({ requestId: first.requestId, replayed: true, result: { case: "images" } });
+    const images = replayed.result?.case === "images" ? replayed.result.value : null;
+    expect(images?.data?.[0]?.content).toMatchObject({ case: "urlPath" });
+    expect(String(images?.data?.[0]?.content?.value)).toContain("/v1/files/img_crossreplica001.png?expires=");
+  });
+
+  it("lets exactly one of many simultaneous first attempts start a job", async () => {
+    let starts = 0;
+    const attempts = Array.from({ length: 8 }, (_, index) => {
+      const req = request({ idempotencyKey: "simultaneous" });
+      return (index % 2 ? replicaA : replicaB).run(req, async () => {
+        starts += 1;
+        await startJob(dbA, req);
+        await finishJob(dbA, req, `img_simultaneous${index.toString().padStart(3, "0")}`);
+        return { result: { case: "images", value: { createdUnix: 1n, data: [] } }, requestId: req.requestId };
+      });
+    });
+    const answers = await Promise.all(attempts);
+    expect(starts).toBe(1);
+    expect(answers.filter((answer) => answer.replayed)).toHaveLength(7);
+  });
+
+  it("refuses a different body under a live key with IDEMPOTENCY_KEY_REUSED", async () => {
+    const first = request({ idempotencyKey: "reused" });
+    await replicaA.run(first, async () => {
+      await startJob(dbA, first);
+      await finishJob(dbA, first, "img_reusedkey00001");
+      return { result: { case: "images", value: { createdUnix: 1n, data: [] } } };
+    });
+    const answer = await replicaB.run(request({ idempotencyKey: "reused", prompt: "something else" }), async () => {
+      throw new Error("must not start");
+    });
+    expect(answer.result).toMatchObject({ case: "refusal", value: { code: ErrorCode.IDEMPOTENCY_KEY_REUSED } });
+  });
+
+  it("frees the key when the original is refused before its job starts, so a waiting retry runs its own", async () => {
+    const refusedFirst = gate();
+    const first = request({ idempotencyKey: "refused-first" });
+    const original = replicaA.run(first, async () => {
+      await refusedFirst.opened;
+      return { result: { case: "refusal", value: { code: ErrorCode.NO_CAPACITY, message: "busy", retryAfterSeconds: 60, shouldRetry: true } } };
+    });
+    // Let the first claim land before the retry arrives.
+    while ((await dbB.query("SELECT 1 FROM generation.idempotency_keys WHERE request_id = $1", [first.requestId])).rowCount === 0) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const second = request({ idempotencyKey: "refused-first" });
+    const retry = replicaB.run(second, async () => {
+      await startJob(dbB, second);
+      await finishJob(dbB, second, "img_refusedfirst01");
+      return { result: { case: "images", value: { createdUnix: 1n, data: [] } }, requestId: second.requestId };
+    });
+    refusedFirst.open();
+    expect((await original).result?.case).toBe("refusal");
+    expect(await retry).toMatchObject({ requestId: second.requestId, result: { case: "images" } });
+  });
+
+  it("takes over a key once its 24 hours have passed", async () => {
+    const first = request({ idempotencyKey: "old-key" });
+    await replicaA.run(first, async () => {
+      await startJob(dbA, first);
+      await finishJob(dbA, first, "img_oldkeyoriginal");
+      return { result: { case: "images", value: { createdUnix: 1n, data: [] } } };
+    });
+    await dbA.query("UPDATE generation.idempotency_keys SET expires_at = now() - interval '1 second' WHERE request_id = $1", [first.requestId]);
+    let started = false;
+    await replicaB.run(request({ idempotencyKey: "old-key", prompt: "a new body is fine now" }), async () => {
+      started = true;
+      return { result: { case: "images", value: { createdUnix: 1n, data: [] } } };
+    });
+    expect(started).toBe(true);
+  });
+
+  it("refuses a malformed key", async () => {
+    for (const bad of ["", "with space", "x".repeat(256), "tab\there"]) {
+      const answer = await replicaA.run(request({ idempotencyKey: bad }), async () => {
+        throw new Error("must not start");
+      });
+      expect(answer.result, JSON.stringify(bad)).toMatchObject({ case: "refusal", value: { code: ErrorCode.INVALID_REQUEST } });
+    }
+  });
+});

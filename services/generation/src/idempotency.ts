@@ -1,0 +1,158 @@
+import { createHash } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ErrorCode, ResponseFormat, type CreateImageRequest, type CreateImageResponseSchema, type Refusal } from "@orvado/proto";
+import { refusal, type Logger } from "@orvado/core";
+import type { Db } from "@orvado/db";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { lookupJob, type JobLookupDeps, type JobState } from "./job-lookup.ts";
+
+// Idempotency-Key (docs/api.md, "Idempotent retries"). One live key per account
+// names one request: a retry with the same body attaches to that request's job
+// (waits for it, or reads its stored result) and is never reserved or charged
+// again; the same key with another body is a 409. A request that ends in any
+// error frees its key, so a retry after a failure runs a new job.
+
+type Reply = MessageInitShape<typeof CreateImageResponseSchema>;
+
+/** How long a key names its request (spec'd in docs/api.md). */
+export const IDEMPOTENCY_KEY_TTL_SECONDS = 86_400;
+/** Visible ASCII, no spaces, 1–255 characters: safe in headers, logs and SQL text columns. */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
+/** A claim whose job never appeared for this long belongs to a replica that died between claim and reservation. */
+const ABANDONED_CLAIM_MS = 60_000;
+/** Waiting past the job limit plus this means the job's replica died; billing's sweeper releases its hold. */
+const LOST_JOB_GRACE_MS = 60_000;
+const POLL_MS = 200;
+
+/** SHA-256 of the parsed request fields with the spec's defaults filled in (absent size = 1024x1024, n = 1, format = url). */
+export function requestFingerprint(req: CreateImageRequest): string {
+  const canonical = [
+    req.model,
+    req.prompt,
+    (req.size ?? "1024x1024").trim().toLowerCase(),
+    req.quality?.trim().toLowerCase() ?? null,
+    req.responseFormat === ResponseFormat.B64_JSON ? "b64_json" : "url",
+    req.n ?? 1,
+  ];
+  return createHash("sha256").update(JSON.stringify(canonical)).digest("hex");
+}
+
+type Claim = { kind: "claimed" } | { kind: "taken"; requestId: string; bodyHash: string; createdAt: Date } | { kind: "vanished" };
+
+/** One insert wins per (account, key); an expired key is taken over in the same statement. */
+async function claimKey(db: Db, req: CreateImageRequest, bodyHash: string): Promise<Claim> {
+  const won = await db.query(
+    `INSERT INTO generation.idempotency_keys (account_id, idempotency_key, body_hash, request_id, expires_at)
+     VALUES ($1, $2, $3, $4, now() + $5 * interval '1 second')
+     ON CONFLICT (account_id, idempotency_key) DO UPDATE
+       SET body_hash = EXCLUDED.body_hash, request_id = EXCLUDED.request_id, created_at = now(), expires_at = EXCLUDED.expires_at
+       WHERE generation.idempotency_keys.expires_at <= now()
+     RETURNING request_id`,
+    [req.accountId, req.idempotencyKey, bodyHash, req.requestId, IDEMPOTENCY_KEY_TTL_SECONDS],
+  );
+  if (won.rowCount > 0) return { kind: "claimed" };
+  const held = await readKey(db, req.accountId, req.idempotencyKey);
+  return held ? { kind: "taken", ...held } : { kind: "vanished" };
+}
+
+async function readKey(db: Db, accountId: string, key: string) {
+  const { rows } = await db.query<{ request_id: string; body_hash: string; created_at: Date }>(
+    "SELECT request_id, body_hash, created_at FROM generation.idempotency_keys WHERE account_id = $1 AND idempotency_key = $2 AND expires_at > now()",
+    [accountId, key],
+  );
+  const row = rows[0];
+  return row ? { requestId: row.request_id, bodyHash: row.body_hash, createdAt: row.created_at } : null;
+}
+
+/** Frees the key of a request that ended in an error, so that a retry runs a new job. */
+export async function releaseIdempotencyKey(db: Pick<Db, "query">, requestId: string): Promise<void> {
+  await db.query("DELETE FROM generation.idempotency_keys WHERE request_id = $1", [requestId]);
+}
+
+/** Deletes keys past their 24 hours (called by the sweeper). */
+export async function pruneIdempotencyKeys(db: Db): Promise<number> {
+  const result = await db.query("DELETE FROM generation.idempotency_keys WHERE expires_at <= now()");
+  return result.rowCount;
+}
+
+export interface IdempotencyDeps extends JobLookupDeps {
+  config: { jobTimeoutMs: number };
+  logger: Logger;
+}
+
+const replay = (requestId: string, reply: Reply): Reply => ({ ...reply, requestId, replayed: true });
+
+export class IdempotentRequests {
+  /** Requests this process is running under a key: retries here await them directly instead of polling. */
+  readonly #running = new Map<string, Promise<Reply>>();
+
+  constructor(private readonly deps: IdempotencyDeps) {}
+
+  /** Runs `start` for the first request under the key; every retry gets the same answer. */
+  async run(req: CreateImageRequest, start: () => Promise<Reply>): Promise<Reply> {
+    if (!IDEMPOTENCY_KEY_PATTERN.test(req.idempotencyKey)) {
+      return { result: { case: "refusal", value: refusal(ErrorCode.INVALID_REQUEST, "Idempotency-Key must be 1 to 255 visible ASCII characters") as Refusal } };
+    }
+    const bodyHash = requestFingerprint(req);
+    for (;;) {
+      const claim = await claimKey(this.deps.db, req, bodyHash);
+      if (claim.kind === "claimed") return this.#runFirst(req.requestId, start);
+      if (claim.kind === "vanished") continue;
+      if (claim.bodyHash !== bodyHash) {
+        const message = `This Idempotency-Key was already used with a different request body (by ${claim.requestId}); use a new key for a new request`;
+        return { result: { case: "refusal", value: refusal(ErrorCode.IDEMPOTENCY_KEY_REUSED, message) as Refusal } };
+      }
+      const log = this.deps.logger.child({ requestId: req.requestId, originalRequestId: claim.requestId });
+      log.info("idempotent retry attaches to its original request");
+      const answer = await this.#attach(req.accountId, req.idempotencyKey, claim);
+      if (answer) return replay(claim.requestId, answer);
+      log.info("the original request ended before starting a job; claiming the key again");
+    }
+  }
+
+  async #runFirst(requestId: string, start: () => Promise<Reply>): Promise<Reply> {
+    const answer = start();
+    this.#running.set(requestId, answer);
+    try {
+      const reply = await answer;
+      if (reply.result?.case !== "images") await releaseIdempotencyKey(this.deps.db, requestId);
+      return reply;
+    } catch (error) {
+      await releaseIdempotencyKey(this.deps.db, requestId);
+      throw error;
+    } finally {
+      this.#running.delete(requestId);
+    }
+  }
+
+  /** The original's answer, or null when it ended without a job so the key is free to claim again. */
+  async #attach(accountId: string, key: string, claim: { requestId: string; createdAt: Date }): Promise<Reply | null> {
+    const local = this.#running.get(claim.requestId);
+    if (local) return local;
+    for (;;) {
+      const state = await lookupJob(this.deps, claim.requestId, accountId, "as_requested");
+      if (state && state.case !== "running") return answerOf(state);
+      if (state && Date.now() > Number(state.createdUnix) * 1000 + this.deps.config.jobTimeoutMs + LOST_JOB_GRACE_MS) {
+        return answerOf({ case: "failure", value: refusal(ErrorCode.ASYNC_IMAGE_FAILED, "The original request's job was lost before it finished; nothing was charged for it", { shouldRetry: true }) as Refusal });
+      }
+      if (!state && !(await this.#claimStillPending(accountId, key, claim))) return null;
+      await sleep(POLL_MS);
+    }
+  }
+
+  /** False once the original's claim is gone (it was refused before its job started) or was abandoned. */
+  async #claimStillPending(accountId: string, key: string, claim: { requestId: string; createdAt: Date }): Promise<boolean> {
+    const held = await readKey(this.deps.db, accountId, key);
+    if (held?.requestId !== claim.requestId) return false;
+    if (Date.now() - claim.createdAt.getTime() < ABANDONED_CLAIM_MS) return true;
+    await this.deps.db.query(
+      "DELETE FROM generation.idempotency_keys WHERE request_id = $1 AND NOT EXISTS (SELECT 1 FROM generation.jobs WHERE request_id = $1)",
+      [claim.requestId],
+    );
+    return false;
+  }
+}
+
+function answerOf(state: Exclude<JobState, { case: "running" }>): Reply {
+  return state.case === "images" ? { result: { case: "images", value: state.value } } : { result: { case: "refusal", value: state.value } };
+}

@@ -1,0 +1,103 @@
+import { ErrorCode, type GeneratedImagesSchema, type Refusal } from "@orvado/proto";
+import { refusal } from "@orvado/core";
+import type { Db } from "@orvado/db";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ImageStore } from "./storage/store.ts";
+import { signImagePath } from "./storage/signed-links.ts";
+
+// A job's state or stored result, read back from generation.jobs and generation.images:
+// the answer to GET /v1/images/generations/<request id> and to an idempotent retry
+// whose original finished elsewhere (another replica, or before the retry arrived).
+
+export type GeneratedImagesInit = MessageInitShape<typeof GeneratedImagesSchema>;
+
+export type JobState =
+  | { case: "running"; createdUnix: bigint }
+  | { case: "images"; value: GeneratedImagesInit }
+  | { case: "failure"; value: Refusal };
+
+export interface JobLookupDeps {
+  db: Db;
+  store: ImageStore;
+  urlSigningSecret: string;
+}
+
+/**
+ * How images come back: `url` always gives links (the lookup route); `as_requested`
+ * gives b64_json when the original asked for it (an idempotent replay must answer
+ * in the shape its body asked for).
+ */
+export type ResultShape = "url" | "as_requested";
+
+interface JobRow {
+  status: "running" | "succeeded" | "failed";
+  response_format: string;
+  error_code: string | null;
+  error_message: string | null;
+  should_retry: boolean | null;
+  created_at: Date;
+  finished_at: Date | null;
+}
+
+interface ImageRow {
+  image_id: string;
+  width: number;
+  height: number;
+  expires_at: Date;
+  deleted_at: Date | null;
+}
+
+const unix = (date: Date) => BigInt(Math.floor(date.getTime() / 1000));
+
+/** Null when the request id has no job, or the job belongs to another account. */
+export async function lookupJob(deps: JobLookupDeps, requestId: string, accountId: string, shape: ResultShape): Promise<JobState | null> {
+  const { rows } = await deps.db.query<JobRow>(
+    `SELECT status, response_format, error_code, error_message, should_retry, created_at, finished_at
+       FROM generation.jobs WHERE request_id = $1 AND account_id = $2`,
+    [requestId, accountId],
+  );
+  const job = rows[0];
+  if (!job) return null;
+  if (job.status === "running") return { case: "running", createdUnix: unix(job.created_at) };
+  if (job.status === "failed") return { case: "failure", value: storedFailure(job) };
+  return storedImages(deps, requestId, job, shape === "as_requested" && job.response_format === "B64_JSON");
+}
+
+function storedFailure(job: JobRow): Refusal {
+  const code = ErrorCode[(job.error_code ?? "").toUpperCase() as keyof typeof ErrorCode] ?? ErrorCode.ASYNC_IMAGE_FAILED;
+  return refusal(code, job.error_message ?? "The job failed", { shouldRetry: job.should_retry ?? true }) as Refusal;
+}
+
+const expired = (): JobState => ({
+  case: "failure",
+  value: refusal(ErrorCode.LINK_EXPIRED, "The images of this request have expired; images are kept for a limited time") as Refusal,
+});
+
+async function storedImages(deps: JobLookupDeps, requestId: string, job: JobRow, asBase64: boolean): Promise<JobState> {
+  const { rows } = await deps.db.query<ImageRow>(
+    "SELECT image_id, width, height, expires_at, deleted_at FROM generation.images WHERE request_id = $1 ORDER BY position",
+    [requestId],
+  );
+  const now = Date.now();
+  // A link may never outlive its file: links are signed with the image's own expiry, not a new one.
+  if (rows.some((image) => image.deleted_at !== null || image.expires_at.getTime() <= now)) return expired();
+  const data = [];
+  for (const image of rows) {
+    const content = asBase64 ? await readBase64(deps.store, image.image_id) : signedPath(deps, image);
+    if (content === null) return expired();
+    data.push({ width: image.width, height: image.height, content });
+  }
+  return { case: "images", value: { createdUnix: unix(job.finished_at ?? job.created_at), data } };
+}
+
+function signedPath(deps: JobLookupDeps, image: ImageRow) {
+  return { case: "urlPath" as const, value: signImagePath(image.image_id, Math.floor(image.expires_at.getTime() / 1000), deps.urlSigningSecret) };
+}
+
+async function readBase64(store: ImageStore, imageId: string) {
+  const file = await store.open(imageId);
+  if (!file) return null;
+  const chunks: Buffer[] = [];
+  for await (const chunk of file.stream) chunks.push(Buffer.from(chunk));
+  return { case: "b64Json" as const, value: Buffer.concat(chunks).toString("base64") };
+}

@@ -1,0 +1,103 @@
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+
+// Generation's Prometheus metrics, per model and channel. The registry is this
+// service's own, not prom-client's global one: the stack runs every service in
+// one process, and the edge serves this text next to its own (GetMetrics RPC).
+
+export type JobOutcome = "succeeded" | "failed" | "refused" | "timeout" | "no_capacity";
+
+export interface CapacityReading {
+  model: string;
+  channel: string;
+  inUse: number;
+  limit: number;
+}
+
+/** A refusal for capacity has no channel; it is counted under this one. */
+export const NO_CHANNEL = "none";
+
+export class GenerationMetrics {
+  readonly registry = new Registry();
+  #capacity: () => Iterable<CapacityReading> = () => [];
+
+  readonly #requests = new Counter({
+    name: "orvado_generation_requests_total",
+    help: "Image jobs asked of a model, by the channel they ran on (none: refused for capacity)",
+    labelNames: ["model", "channel"] as const,
+    registers: [this.registry],
+  });
+
+  readonly #outcomes = new Counter({
+    name: "orvado_generation_outcomes_total",
+    help: "How image jobs ended: succeeded, failed, refused (by the model), timeout or no_capacity",
+    labelNames: ["model", "channel", "outcome"] as const,
+    registers: [this.registry],
+  });
+
+  readonly #duration = new Histogram({
+    name: "orvado_generation_job_duration_seconds",
+    help: "Time from a job's start on its channel to its end",
+    labelNames: ["model", "channel", "outcome"] as const,
+    buckets: [0.5, 1, 2, 5, 10, 20, 30, 45, 60, 90, 120, 180, 300, 600],
+    registers: [this.registry],
+  });
+
+  readonly #inFlight = new Gauge({
+    name: "orvado_generation_jobs_in_flight",
+    help: "Jobs running now",
+    labelNames: ["model", "channel"] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    const read = () => this.#capacity();
+    for (const [name, help, pick] of [
+      ["orvado_generation_capacity_used", "Capacity slots in use", (reading: CapacityReading) => reading.inUse],
+      ["orvado_generation_capacity_limit", "Capacity slots configured", (reading: CapacityReading) => reading.limit],
+    ] as const) {
+      new Gauge({
+        name,
+        help,
+        labelNames: ["model", "channel"] as const,
+        registers: [this.registry],
+        // Read at scrape time, so the gauge can never drift from the counters it mirrors.
+        collect() {
+          this.reset();
+          for (const reading of read()) this.set({ model: reading.model, channel: reading.channel }, pick(reading));
+        },
+      });
+    }
+  }
+
+  /** Where the capacity gauges read from (the job runner's slots). */
+  watchCapacity(source: () => Iterable<CapacityReading>): void {
+    this.#capacity = source;
+  }
+
+  /** Call when a job starts on a channel; call the returned function once with how it ended. */
+  jobStarted(model: string, channel: string): (outcome: JobOutcome) => void {
+    const labels = { model, channel };
+    this.#requests.inc(labels);
+    this.#inFlight.inc(labels);
+    const stopTimer = this.#duration.startTimer(labels);
+    let ended = false;
+    return (outcome) => {
+      if (ended) return;
+      ended = true;
+      this.#inFlight.dec(labels);
+      stopTimer({ outcome });
+      this.#outcomes.inc({ ...labels, outcome });
+    };
+  }
+
+  noCapacity(model: string): void {
+    const labels = { model, channel: NO_CHANNEL };
+    this.#requests.inc(labels);
+    this.#outcomes.inc({ ...labels, outcome: "no_capacity" });
+  }
+
+  /** The Prometheus text exposition of this registry. */
+  async exposition(): Promise<{ text: string; contentType: string }> {
+    return { text: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+}

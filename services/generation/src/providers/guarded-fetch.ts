@@ -1,0 +1,103 @@
+import type { UpstreamProvider } from "../catalog.ts";
+import { assertPublicUrl } from "./private-address.ts";
+import { detectRefusal } from "./refusals.ts";
+import { UpstreamFailure, UpstreamRefusal } from "./errors.ts";
+
+// The fetch every AI SDK provider is given. It is where the gateway's own rules for
+// talking to upstreams live, whatever the provider package does:
+// - URLs outside the channel's baseUrl (result images, polling URLs) are SSRF-checked;
+// - credentials are sent only to the channel's own site, never to a CDN elsewhere;
+// - every answer is read under a byte limit;
+// - JSON answers are checked for the provider's way of refusing, which ends the call at once.
+
+export interface GuardOptions {
+  provider: UpstreamProvider;
+  baseUrl: string;
+  allowPrivateNetwork: boolean;
+  maxResponseBytes: number;
+  /** Receives the refusal, so the caller can classify even if the SDK wraps the error. */
+  onRefusal(reason: string): void;
+}
+
+const MAX_REDIRECTS = 3;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const CREDENTIAL_HEADERS = ["authorization", "x-key", "x-goog-api-key", "api-key", "x-api-key"];
+/** Answers larger than this are not parsed twice to look for a refusal; refusals are small. */
+const MAX_SNIFF_BYTES = 8 * 1024 * 1024;
+
+export function guardedFetch(options: GuardOptions): typeof fetch {
+  const base = new URL(options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`);
+  return async (input, init) => {
+    let url = new URL(input instanceof Request ? input.url : String(input));
+    const method = (init?.method ?? "GET").toUpperCase();
+    for (let hop = 0; ; hop += 1) {
+      const underBase = url.origin === base.origin && url.pathname.startsWith(base.pathname);
+      if (!underBase && !options.allowPrivateNetwork) await assertPublicUrl(url);
+      const headers = new Headers(init?.headers);
+      if (!sameSite(url, base)) for (const name of CREDENTIAL_HEADERS) headers.delete(name);
+      const response = await fetch(url, { ...init, headers, redirect: "manual" });
+      const location = response.headers.get("location");
+      if (REDIRECT_STATUSES.has(response.status) && location && method === "GET" && hop < MAX_REDIRECTS) {
+        await response.body?.cancel();
+        url = new URL(location, url);
+        continue;
+      }
+      return inspect(response, options);
+    }
+  };
+}
+
+async function inspect(response: Response, options: GuardOptions): Promise<Response> {
+  const declared = Number(response.headers.get("content-length") ?? "0");
+  if (declared > options.maxResponseBytes) {
+    await response.body?.cancel();
+    throw new UpstreamFailure(`the upstream answer is ${declared} bytes, over the ${options.maxResponseBytes}-byte limit`);
+  }
+  const bytes = await readLimited(response, options.maxResponseBytes);
+  if ((response.headers.get("content-type") ?? "").includes("json") && bytes.length <= MAX_SNIFF_BYTES) {
+    const reason = refusalIn(options.provider, response.status, bytes);
+    if (reason !== undefined) {
+      options.onRefusal(reason);
+      throw new UpstreamRefusal(reason);
+    }
+  }
+  return new Response(response.status === 204 || response.status === 304 ? null : bytes, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+}
+
+function refusalIn(provider: UpstreamProvider, status: number, bytes: Uint8Array): string | undefined {
+  try {
+    return detectRefusal(provider, status, JSON.parse(new TextDecoder().decode(bytes)));
+  } catch {
+    return undefined;
+  }
+}
+
+async function readLimited(response: Response, limit: number): Promise<Uint8Array> {
+  if (!response.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    total += chunk.byteLength;
+    if (total > limit) throw new UpstreamFailure(`the upstream answer exceeded the ${limit}-byte limit`);
+    chunks.push(chunk);
+  }
+  const joined = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    joined.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return joined;
+}
+
+/** Same host, or both under the same registrable-looking parent (api.bfl.ai and api.us1.bfl.ai). */
+function sameSite(url: URL, base: URL): boolean {
+  if (url.hostname === base.hostname) return true;
+  const parent = (host: string) => host.split(".").slice(-2).join(".");
+  const isName = (host: string) => /[a-z]/i.test(host) && !host.includes(":");
+  return isName(url.hostname) && isName(base.hostname) && parent(url.hostname) === parent(base.hostname);
+}

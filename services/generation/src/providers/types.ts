@@ -1,0 +1,38 @@
+import type { generateImage } from "ai";
+import type { ChannelConfig } from "../catalog.ts";
+import type { AspectRatio, PixelSize } from "./size-mapping.ts";
+
+export type ImageModel = Parameters<typeof generateImage>[0]["model"];
+type ProviderOptions = NonNullable<Parameters<typeof generateImage>[0]["providerOptions"]>;
+
+/** One job as an upstream sees it. */
+export interface UpstreamRequest {
+  prompt: string;
+  width: number;
+  height: number;
+  n: number;
+  /** Spec 2.1: only alpha models take a quality; undefined for beta. */
+  quality: string | undefined;
+}
+
+/** Everything one provider needs to make the AI SDK call for a channel. */
+export interface FactoryInput {
+  channel: ChannelConfig;
+  apiKey: string | undefined;
+  /** The guarded fetch (guarded-fetch.ts): SSRF checks, byte limit, refusal detection. */
+  fetch: typeof fetch;
+  request: UpstreamRequest;
+  /** Polled providers poll at most this long (the job's own limit). */
+  jobTimeoutMs: number;
+}
+
+export interface PreparedCall {
+  model: ImageModel;
+  /** Images one upstream call can return; n is split into parallel calls of at most this many. */
+  maxImagesPerCall: number;
+  size?: PixelSize;
+  aspectRatio?: AspectRatio;
+  providerOptions?: ProviderOptions;
+}
+
+export type ProviderFactory = (input: FactoryInput) => PreparedCall;

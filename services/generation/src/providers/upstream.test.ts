@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import sharp from "sharp";
+import { startSimulator, type SimulatedProvider, type Simulator } from "@orvado/simulators";
+import { parseCatalog, type ChannelConfig } from "../catalog.ts";
+import { FAILED_MESSAGE, REFUSED_MESSAGE, generateOnChannel, type UpstreamOutcome, type UpstreamSettings } from "./upstream.ts";
+
+// Every provider adapter over real HTTP against its protocol simulator: the AI SDK
+// package does the talking; these tests check what the gateway makes of the answers.
+
+interface Case {
+  label: string;
+  provider: SimulatedProvider;
+  upstreamModel: string;
+  polled?: boolean;
+}
+
+const CASES: Case[] = [
+  { label: "openai gpt-image-1", provider: "openai", upstreamModel: "gpt-image-1" },
+  { label: "google gemini image", provider: "google", upstreamModel: "gemini-2.5-flash-image" },
+  { label: "google imagen", provider: "google", upstreamModel: "imagen-4.0-generate-001" },
+  { label: "bytedance seedream", provider: "bytedance", upstreamModel: "seedream-4-0-250828" },
+  { label: "black-forest-labs flux", provider: "black-forest-labs", upstreamModel: "flux-pro-1.1", polled: true },
+  { label: "fal flux", provider: "fal", upstreamModel: "fal-ai/flux/dev" },
+  { label: "replicate flux", provider: "replicate", upstreamModel: "black-forest-labs/flux-schnell", polled: true },
+  { label: "openai-compatible", provider: "openai-compatible", upstreamModel: "local-image-model" },
+];
+
+const API_KEY = "sk-test-upstream-key-0123456789";
+const sims = new Map<SimulatedProvider, Simulator>();
+const settings: UpstreamSettings = { jobTimeoutMs: 600_000, allowPrivateUpstreams: true, maxUpstreamBytes: 50 * 1024 * 1024 };
+
+beforeAll(async () => {
+  for (const provider of new Set(CASES.map((c) => c.provider))) {
+    sims.set(provider, await startSimulator(provider, { behaviour: { apiKey: API_KEY, pollsBeforeReady: 1, slowPolls: 6 } }));
+  }
+});
+afterAll(async () => {
+  await Promise.all([...sims.values()].map((sim) => sim.close()));
+});
+
+function channelFor(c: Case, extra: Partial<ChannelConfig> = {}): ChannelConfig {
+  const sim = sims.get(c.provider)!;
+  const catalog = parseCatalog({
+    models: [
+      {
+        id: "beta",
+        family: "beta",
+        tiers: ["1K", "2K", "4K"],
+        channels: [{ name: "one", provider: c.provider, upstreamModel: c.upstreamModel, baseUrl: sim.baseUrl, apiKeyEnv: "K", capacity: 4, pollIntervalMs: 20, ...extra }],
+      },
+    ],
+  });
+  return catalog.get("beta")!.channels[0]!;
+}
+
+const run = (c: Case, prompt: string, options: { width?: number; height?: number; n?: number; signal?: AbortSignal; extra?: Partial<ChannelConfig>; settings?: Partial<UpstreamSettings> } = {}) =>
+  generateOnChannel(
+    channelFor(c, options.extra),
+    API_KEY,
+    { prompt, width: options.width ?? 1024, height: options.height ?? 1024, n: options.n ?? 1, quality: undefined },
+    options.signal ?? AbortSignal.timeout(60_000),
+    { ...settings, ...options.settings },
+  );
+
+async function dimensions(outcome: UpstreamOutcome) {
+  if (!outcome.ok) throw new Error(`expected images, got ${outcome.kind}: ${outcome.detail}`);
+  return Promise.all(outcome.images.map(async (png) => {
+    const meta = await sharp(png).metadata();
+    return [meta.format, meta.width, meta.height];
+  }));
+}
+
+describe.each(CASES)("$label", (c) => {
+  it("delivers a PNG of exactly the requested size, sending the key the provider's way", async () => {
+    const sim = sims.get(c.provider)!;
+    const outcome = await run(c, "a lighthouse at dusk", { width: 1536, height: 1024 });
+    expect(await dimensions(outcome)).toEqual([["png", 1536, 1024]]);
+    expect(sim.stats.requests).toBeGreaterThan(0);
+  });
+
+  it("resizes an image delivered at another size to the requested one (cover, centred)", async () => {
+    const outcome = await run(c, "a wide field [sim:size=800x600]", { width: 1024, height: 1024 });
+    expect(await dimensions(outcome)).toEqual([["png", 1024, 1024]]);
+    if (outcome.ok) expect(outcome.resized).toBe(1);
+  });
+
+  it("makes n images, in parallel calls where the provider makes one per call", async () => {
+    const outcome = await run(c, "three birds", { n: 3, width: 512, height: 512 });
+    expect(await dimensions(outcome)).toEqual([["png", 512, 512], ["png", 512, 512], ["png", 512, 512]]);
+  });
+
+  it("reports a content-policy refusal as refused", async () => {
+    const outcome = await run(c, "something forbidden [sim:refuse]");
+    expect(outcome).toMatchObject({ ok: false, kind: "refused", message: REFUSED_MESSAGE });
+  });
+
+  it("reports an upstream failure as failed", async () => {
+    const outcome = await run(c, "a cat [sim:fail]");
+    expect(outcome).toMatchObject({ ok: false, kind: "failed", message: FAILED_MESSAGE });
+  });
+
+  it("reports a malformed answer as failed", async () => {
+    const outcome = await run(c, "a dog [sim:malformed]");
+    expect(outcome).toMatchObject({ ok: false, kind: "failed" });
+  });
+
+  it("gives up on a hung upstream when the job's time runs out (the abort is rethrown)", async () => {
+    const signal = AbortSignal.timeout(400);
+    await expect(run(c, "a hung call [sim:hang]", { signal })).rejects.toThrow();
+    expect(signal.aborted).toBe(true);
+  });
+
+  it("treats a channel's own timeout as a failure, so the job can fail over", async () => {
+    const outcome = await run(c, "slow [sim:hang]", { extra: { timeoutMs: 300 } });
+    expect(outcome).toMatchObject({ ok: false, kind: "failed" });
+  });
+
+});
+
+describe.each(CASES.filter((c) => c.polled))("$label, polled", (c) => {
+  it("keeps polling a slow job until it is ready", async () => {
+    const sim = sims.get(c.provider)!;
+    const polls = sim.count("poll");
+    const outcome = await run(c, "patience [sim:slow-poll]");
+    expect(await dimensions(outcome)).toEqual([["png", 1024, 1024]]);
+    expect(sim.count("poll") - polls).toBeGreaterThanOrEqual(6);
+  });
+});
+
+describe("credentials", () => {
+  it("fails (not refuses) when the upstream rejects the key", async () => {
+    const c = CASES[0]!;
+    const outcome = await generateOnChannel(channelFor(c), "sk-wrong", { prompt: "x", width: 1024, height: 1024, n: 1, quality: undefined }, AbortSignal.timeout(10_000), settings);
+    expect(outcome).toMatchObject({ ok: false, kind: "failed" });
+    expect(outcome.ok ? "" : outcome.detail).toMatch(/401|invalid api key/i);
+  });
+});
+
+describe("quality", () => {
+  it("passes an alpha model's quality to OpenAI", async () => {
+    const sim = sims.get("openai")!;
+    await generateOnChannel(channelFor(CASES[0]!), API_KEY, { prompt: "q", width: 1024, height: 1024, n: 1, quality: "high" }, AbortSignal.timeout(10_000), settings);
+    expect(sim.stats.lastBody).toMatchObject({ model: "gpt-image-1", quality: "high", size: "1024x1024", n: 1 });
+  });
+});

@@ -1,0 +1,133 @@
+import { generateImage } from "ai";
+import type { ChannelConfig, UpstreamProvider } from "../catalog.ts";
+import { generateWithSandbox } from "../sandbox/provider.ts";
+import { guardedFetch } from "./guarded-fetch.ts";
+import { UpstreamRefusal } from "./errors.ts";
+import { fitToSize } from "./fit.ts";
+import type { ProviderFactory, UpstreamRequest } from "./types.ts";
+import { openAiFactory } from "./openai.ts";
+import { openAiCompatibleFactory } from "./openai-compatible.ts";
+import { googleFactory } from "./google.ts";
+import { byteDanceFactory } from "./bytedance.ts";
+import { blackForestLabsFactory } from "./black-forest-labs.ts";
+import { falFactory } from "./fal.ts";
+import { replicateFactory } from "./replicate.ts";
+
+// One attempt of a job on one channel, through the AI SDK's generateImage. What can happen:
+// images (possibly fewer than n: each is charged only when delivered), a refusal (final),
+// or a failure (the job may fail over to the next channel). An abort of the job's own
+// signal is rethrown, so the caller can tell a timeout from a failure.
+
+// The SDK prints "unsupported setting" warnings to the console; the mappings here choose
+// what each upstream accepts on purpose, and the service logs through pino only.
+(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
+
+export type UpstreamOutcome =
+  | { ok: true; images: Buffer[]; resized: number }
+  | { ok: false; kind: "refused" | "failed"; message: string; detail: string };
+
+export interface UpstreamSettings {
+  jobTimeoutMs: number;
+  allowPrivateUpstreams: boolean;
+  maxUpstreamBytes: number;
+}
+
+export const REFUSED_MESSAGE = "The model refused the prompt (content policy)";
+export const FAILED_MESSAGE = "The model failed the job";
+
+const FACTORIES: Record<Exclude<UpstreamProvider, "sandbox">, ProviderFactory> = {
+  openai: openAiFactory,
+  "openai-compatible": openAiCompatibleFactory,
+  google: googleFactory,
+  bytedance: byteDanceFactory,
+  "black-forest-labs": blackForestLabsFactory,
+  fal: falFactory,
+  replicate: replicateFactory,
+};
+
+/** Where each provider package sends requests when the channel sets no baseUrl. */
+export const DEFAULT_BASE_URLS: Record<Exclude<UpstreamProvider, "sandbox" | "openai-compatible">, string> = {
+  openai: "https://api.openai.com/v1",
+  google: "https://generativelanguage.googleapis.com/v1beta",
+  bytedance: "https://ark.ap-southeast.bytepluses.com/api/v3",
+  "black-forest-labs": "https://api.bfl.ai/v1",
+  fal: "https://fal.run",
+  replicate: "https://api.replicate.com/v1",
+};
+
+export async function generateOnChannel(
+  channel: ChannelConfig,
+  apiKey: string | undefined,
+  request: UpstreamRequest,
+  jobSignal: AbortSignal,
+  settings: UpstreamSettings,
+): Promise<UpstreamOutcome> {
+  if (channel.provider === "sandbox") {
+    const outcome = await generateWithSandbox({ ...request, signal: jobSignal });
+    return outcome.ok ? { ...outcome, resized: 0 } : { ...outcome, detail: outcome.message };
+  }
+  let refusal: string | undefined;
+  const provider = channel.provider;
+  const fetch = guardedFetch({
+    provider,
+    baseUrl: channel.baseUrl ?? DEFAULT_BASE_URLS[provider as keyof typeof DEFAULT_BASE_URLS],
+    allowPrivateNetwork: settings.allowPrivateUpstreams || channel.allowPrivateNetwork === true,
+    maxResponseBytes: settings.maxUpstreamBytes,
+    onRefusal: (reason) => (refusal ??= reason),
+  });
+  const call = FACTORIES[provider]({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs });
+  const signal = channel.timeoutMs ? AbortSignal.any([jobSignal, AbortSignal.timeout(channel.timeoutMs)]) : jobSignal;
+  const results = await Promise.allSettled(
+    batches(request.n, call.maxImagesPerCall).map((count) =>
+      generateImage({
+        model: call.model,
+        prompt: request.prompt,
+        n: count,
+        maxImagesPerCall: count,
+        size: call.size,
+        aspectRatio: call.aspectRatio,
+        providerOptions: call.providerOptions,
+        // Failover across channels is the gateway's retry; the SDK's own would double-bill time.
+        maxRetries: 0,
+        abortSignal: signal,
+      }),
+    ),
+  );
+  jobSignal.throwIfAborted();
+  const delivered = results.flatMap((result) => (result.status === "fulfilled" ? result.value.images.map((image) => image.uint8Array) : []));
+  const errors = results.flatMap((result) => (result.status === "rejected" ? [result.reason as unknown] : []));
+  if (delivered.length === 0) {
+    if (refusal !== undefined || errors.some((error) => error instanceof UpstreamRefusal)) {
+      return { ok: false, kind: "refused", message: REFUSED_MESSAGE, detail: refusal ?? describe(errors[0]) };
+    }
+    return { ok: false, kind: "failed", message: FAILED_MESSAGE, detail: describe(errors[0] ?? "no image in the answer") };
+  }
+  return fitAll(delivered.slice(0, request.n), request, errors);
+}
+
+async function fitAll(images: Uint8Array[], request: UpstreamRequest, errors: unknown[]): Promise<UpstreamOutcome> {
+  const fitted = await Promise.allSettled(images.map((bytes) => fitToSize(bytes, request.width, request.height)));
+  const good = fitted.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+  if (good.length === 0) {
+    const reason = fitted.find((result) => result.status === "rejected") as PromiseRejectedResult | undefined;
+    return { ok: false, kind: "failed", message: FAILED_MESSAGE, detail: describe(reason?.reason ?? errors[0]) };
+  }
+  return { ok: true, images: good.map((image) => image.png), resized: good.filter((image) => image.resized).length };
+}
+
+/** n split into calls of at most `perCall` images: 5 with 2 per call is [2, 2, 1]. */
+export function batches(n: number, perCall: number): number[] {
+  const size = Math.max(1, perCall);
+  return Array.from({ length: Math.ceil(n / size) }, (_, index) => Math.min(size, n - index * size));
+}
+
+/** A log line for an upstream error: message and status, never headers (they may hold keys). */
+function describe(error: unknown): string {
+  if (typeof error === "string") return error;
+  if (error instanceof Error) {
+    const status = (error as { statusCode?: number }).statusCode;
+    const cause = error.cause instanceof Error ? `; cause: ${error.cause.message}` : "";
+    return `${error.name}${status ? ` ${status}` : ""}: ${error.message}${cause}`.slice(0, 500);
+  }
+  return String(error).slice(0, 500);
+}

@@ -1,0 +1,293 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AuthService, BillingService } from "@orvado/proto";
+import { internalClient } from "@orvado/rpc";
+import { openDb, type Db } from "@orvado/db";
+import { freshDatabase, type FreshDatabase } from "@orvado/testkit";
+import { ProcessStack, SERVICE_NAMES, type ServiceName } from "./process-stack.ts";
+
+// Issue E §4: while jobs run, kill -9 each service process (and cut every
+// PostgreSQL connection) at random moments, restart it, let the sweepers run,
+// then check the money invariants. `npm run test:faults` runs 500 jobs; `npm
+// test` runs FAULT_JOBS (default 60) so CI exercises it on every push.
+
+const JOBS = Number(process.env.FAULT_JOBS ?? 60);
+const CONCURRENCY = Number(process.env.FAULT_CONCURRENCY ?? 16);
+const SEED = Number(process.env.FAULT_SEED ?? Date.now() % 100_000);
+const TOP_UP_MICROS = 1_000n * 1_000_000n;
+const SETTLE_TIMEOUT_MS = 120_000;
+type Target = ServiceName | "postgres";
+const TARGETS: Target[] = [...SERVICE_NAMES, "postgres"];
+
+/** mulberry32: seeded, so a failing run can be replayed with FAULT_SEED. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const random = seeded(SEED);
+const pick = <T,>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface ClientOutcome {
+  index: number;
+  status: number | "no_response";
+  requestId: string | null;
+  code?: string;
+}
+
+let database: FreshDatabase;
+let db: Db;
+let stack: ProcessStack;
+let dataDir: string;
+let apiKey: string;
+let accountId: string;
+const warnings: string[] = [];
+
+beforeAll(async () => {
+  database = await freshDatabase(process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+  dataDir = mkdtempSync(join(tmpdir(), "orvado-faults-"));
+  stack = await ProcessStack.start({
+    databaseUrl: database.url,
+    dataDir,
+    env: {
+      // Short enough that the sweepers finish inside the test, longer than a job (the rule of ARCHITECTURE.md).
+      GENERATION_JOB_TIMEOUT_MS: "5000",
+      BILLING_HOLD_TTL_MS: "8000",
+      BILLING_SWEEP_INTERVAL_MS: "500",
+      GENERATION_ORPHAN_SWEEP_INTERVAL_MS: "1000",
+      GENERATION_ORPHAN_GRACE_MS: "2000",
+    },
+    onLog: (service, line) => warnings.length < 200 && warnings.push(`${service}: ${line.slice(0, 300)}`),
+  });
+  db = await openDb(database.url);
+  const auth = internalClient(AuthService, stack.url("auth"), stack.secret);
+  const billing = internalClient(BillingService, stack.url("billing"), stack.secret);
+  const { account } = await auth.createAccount({ email: "faults@example.test", password: "fault-password-1", role: 1 });
+  accountId = account!.accountId;
+  await billing.topUp({ accountId, amountMicros: TOP_UP_MICROS, note: "fault test", topUpId: `topup_faults_${SEED}` });
+  apiKey = (await auth.createKey({ accountId, name: "faults" })).secret;
+}, 180_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await db?.close();
+  await database?.drop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** One client request; a dead edge or a cut connection is an outcome, not an error. */
+async function sendJob(index: number): Promise<ClientOutcome> {
+  const roll = random();
+  const directive = roll < 0.08 ? "[sandbox:fail]" : roll < 0.12 ? "[sandbox:refuse]" : `[sandbox:delay=${Math.floor(random() * 1500)}]`;
+  try {
+    const response = await fetch(`${stack.url("edge")}/v1/images/generations`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "beta-2-lite", prompt: `fault job ${index} ${directive}`, size: "256x256" }),
+      signal: AbortSignal.timeout(60_000),
+    });
+    const body = (await response.json().catch(() => null)) as { error?: { code?: string } } | null;
+    return { index, status: response.status, requestId: response.headers.get("x-request-id"), code: body?.error?.code };
+  } catch {
+    return { index, status: "no_response", requestId: null };
+  }
+}
+
+/**
+ * Each job is sent until it gets an answer other than "try again": a refused
+ * connection or a 503 is retried after a pause, as SDKs do. Every attempt is
+ * kept, since each may have reached the edge and become a request of its own.
+ */
+async function runJobs(): Promise<ClientOutcome[]> {
+  const outcomes: ClientOutcome[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < JOBS) {
+        const index = next++;
+        for (let attempt = 0; attempt < 60; attempt++) {
+          const outcome = await sendJob(index);
+          outcomes.push(outcome);
+          if (outcome.status !== "no_response" && outcome.status !== 503) break;
+          await sleep(300);
+        }
+      }
+    }),
+  );
+  return outcomes;
+}
+
+async function cutPostgresConnections(): Promise<void> {
+  const name = new URL(database.url).pathname.slice(1);
+  await db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [name]);
+}
+
+/** Kills a target at random moments until told to stop; every target is hit at least once (shuffled rounds). */
+async function chaos(done: () => boolean): Promise<Record<Target, number>> {
+  const kills = Object.fromEntries(TARGETS.map((target) => [target, 0])) as Record<Target, number>;
+  while (!done()) {
+    const round = [...TARGETS].sort(() => random() - 0.5);
+    for (const target of round) {
+      await sleep(300 + Math.floor(random() * 1200));
+      if (done() && Object.values(kills).every((count) => count > 0)) return kills;
+      kills[target] += 1;
+      if (target === "postgres") await cutPostgresConnections();
+      else await stack.restart(target);
+    }
+  }
+  return kills;
+}
+
+async function untilSettled(): Promise<void> {
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  for (;;) {
+    const open = await db.query<{ holds: bigint; running: bigint; unsent: bigint; lag: bigint }>(`
+      SELECT (SELECT count(*) FROM billing.cost_records WHERE settled_by IS NULL) AS holds,
+             (SELECT count(*) FROM generation.jobs WHERE status = 'running') AS running,
+             (SELECT count(*) FROM generation.outbox WHERE sent_at IS NULL) + (SELECT count(*) FROM billing.outbox WHERE sent_at IS NULL) AS unsent,
+             (SELECT coalesce(max("offset"), 0) FROM stream.messages WHERE topic = 'orvado.billing.v1')
+               - (SELECT coalesce(max(committed_offset), 0) FROM stream.consumer_offsets WHERE "group" = 'billing-ledger') AS lag`);
+    const row = open.rows[0]!;
+    if (row.holds === 0n && row.running === 0n && row.unsent === 0n && row.lag === 0n) return;
+    if (Date.now() > deadline) throw new Error(`not settled after ${SETTLE_TIMEOUT_MS} ms: ${JSON.stringify(row, (_, v) => (typeof v === "bigint" ? Number(v) : v))}`);
+    await sleep(500);
+  }
+}
+
+describe(`fault injection: ${JOBS} jobs while services are killed (seed ${SEED})`, () => {
+  it("charges every request exactly once with a stored image, or not at all", async () => {
+    let finished = false;
+    const [outcomes, kills] = await Promise.all([runJobs().finally(() => (finished = true)), chaos(() => finished)]);
+    for (const name of SERVICE_NAMES) if (!stack.isRunning(name)) await stack.startService(name);
+    await untilSettled();
+
+    const byStatus = outcomes.reduce<Record<string, number>>((acc, o) => {
+      const label = o.code ? `${o.status} ${o.code}` : String(o.status);
+      acc[label] = (acc[label] ?? 0) + 1;
+      return acc;
+    }, {});
+    console.info(`faults seed=${SEED} kills=${JSON.stringify(kills)} client outcomes=${JSON.stringify(byStatus)}`);
+    expect(Object.values(kills).every((count) => count > 0), JSON.stringify(kills)).toBe(true);
+    // Most jobs must still get through, or the run proved nothing.
+    const succeeded = outcomes.filter((outcome) => outcome.status === 200).length;
+    expect(succeeded, `${JSON.stringify(byStatus)}\n${warnings.slice(0, 10).join("\n")}`).toBeGreaterThanOrEqual(JOBS * 0.5);
+
+    // Every reserved request: settled, charged at most once, and charged exactly when generation says it delivered.
+    const { rows: records } = await db.query<{
+      request_id: string;
+      captured_micros: bigint;
+      images_delivered: number;
+      settled_by: string | null;
+      captures: bigint;
+      job_status: string | null;
+      job_delivered: number | null;
+      stored: bigint;
+    }>(`
+      SELECT c.request_id, c.captured_micros, c.images_delivered, c.settled_by,
+             (SELECT count(*) FROM billing.ledger l WHERE l.request_id = c.request_id AND l.kind = 'capture') AS captures,
+             j.status AS job_status, j.images_delivered AS job_delivered,
+             (SELECT count(*) FROM generation.images i WHERE i.request_id = c.request_id) AS stored
+      FROM billing.cost_records c LEFT JOIN generation.jobs j ON j.request_id = c.request_id`);
+    expect(records.length).toBeGreaterThan(0);
+    const problems: string[] = [];
+    for (const record of records) {
+      const charged = record.captured_micros > 0n;
+      if (record.settled_by === null) problems.push(`${record.request_id}: hold still open`);
+      if (record.captures > 1n) problems.push(`${record.request_id}: captured ${record.captures} times`);
+      if (charged && record.job_status !== "succeeded") problems.push(`${record.request_id}: charged but job is ${record.job_status}`);
+      if (!charged && record.job_status === "succeeded") problems.push(`${record.request_id}: job succeeded but nothing charged (event lost)`);
+      if (charged && BigInt(record.images_delivered) !== record.stored) {
+        problems.push(`${record.request_id}: charged for ${record.images_delivered} image(s), ${record.stored} stored`);
+      }
+    }
+    // Stored images are on disk, not only in the table.
+    const { rows: images } = await db.query<{ image_id: string }>(
+      "SELECT i.image_id FROM generation.images i JOIN generation.jobs j USING (request_id) WHERE j.status = 'succeeded'",
+    );
+    for (const image of images) {
+      if (!existsSync(join(dataDir, "images", `${image.image_id}.png`)) && !existsSync(join(dataDir, "images", image.image_id))) {
+        const found = await findImageFile(image.image_id);
+        if (!found) problems.push(`${image.image_id}: in the table but not on disk`);
+      }
+    }
+    // What clients were told agrees with the money: a 200 was charged, an error answer was not
+    // (except job_outcome_unknown, which says the job may still have finished).
+    const charged = new Set(records.filter((record) => record.captured_micros > 0n).map((record) => record.request_id));
+    for (const outcome of outcomes) {
+      if (outcome.status === 200 && !charged.has(outcome.requestId!)) problems.push(`${outcome.requestId}: 200 to the client but not charged`);
+      if (outcome.code === "internal_error") problems.push(`${outcome.requestId}: answered 500 internal_error`);
+      if (typeof outcome.status === "number" && outcome.status >= 400 && outcome.code !== "job_outcome_unknown" && charged.has(outcome.requestId!)) {
+        problems.push(`${outcome.requestId}: ${outcome.status} to the client but charged`);
+      }
+    }
+    expect(problems, `${problems.slice(0, 20).join("\n")}\nservice warnings:\n${warnings.slice(0, 20).join("\n")}`).toEqual([]);
+
+    // Projections equal a replay of the ledger, and the balance is exactly the top-up less what was captured.
+    const billing = internalClient(BillingService, stack.url("billing"), stack.secret);
+    expect((await billing.replayLedger({})).differences).toEqual([]);
+    const totalCaptured = records.reduce((sum, record) => sum + record.captured_micros, 0n);
+    const { balance } = await billing.getBalance({ accountId });
+    expect(balance!.balanceMicros).toBe(TOP_UP_MICROS - totalCaptured);
+    expect(balance!.heldMicros).toBe(0n);
+  });
+});
+
+describe("what a client is told when a service dies", () => {
+  const generate = (prompt: string) =>
+    fetch(`${stack.url("edge")}/v1/images/generations`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "beta-2-lite", prompt, size: "256x256" }),
+    });
+
+  it("answers 503 service_unavailable with Retry-After while auth is down, and works again after", async () => {
+    await stack.kill("auth");
+    const response = await generate("auth is down");
+    expect(response.status).toBe(503);
+    expect(response.headers.get("retry-after")).toBe("5");
+    expect(response.headers.get("x-should-retry")).toBe("true");
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("service_unavailable");
+    await stack.startService("auth");
+    // The edge's key cache may have kept the key; either way the next request works.
+    expect((await generate("auth is back")).status).toBe(200);
+  });
+
+  it("answers 502 job_outcome_unknown (no retry) when generation dies mid-job, then fails the lost job uncharged", async () => {
+    const pending = generate("generation dies [sandbox:delay=4000]");
+    await sleep(1500);
+    await stack.kill("generation");
+    const response = await pending;
+    expect(response.status).toBe(502);
+    expect(response.headers.get("x-should-retry")).toBe("false");
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("job_outcome_unknown");
+    const requestId = response.headers.get("x-request-id")!;
+    expect(body.error.message).toContain(`GET /v1/images/generations/${requestId}`);
+
+    await stack.startService("generation");
+    await untilSettled();
+    const { rows } = await db.query<{ status: string; settled_by: string; captured_micros: bigint }>(
+      `SELECT j.status, c.settled_by, c.captured_micros FROM generation.jobs j JOIN billing.cost_records c USING (request_id) WHERE request_id = $1`,
+      [requestId],
+    );
+    expect(rows[0]).toEqual({ status: "failed", settled_by: "failed", captured_micros: 0n });
+  });
+});
+
+async function findImageFile(imageId: string): Promise<boolean> {
+  const { readdirSync } = await import("node:fs");
+  const walk = (dir: string): boolean =>
+    readdirSync(dir, { withFileTypes: true }).some((entry) =>
+      entry.isDirectory() ? walk(join(dir, entry.name)) : entry.name.startsWith(imageId),
+    );
+  return existsSync(dataDir) && walk(dataDir);
+}

@@ -1,0 +1,186 @@
+// The four services as separate OS processes, as production runs them, for the
+// fault-injection test and benchmarks: each can be killed (-9) and restarted on
+// the same port while the others keep running.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import { once } from "node:events";
+
+export const SERVICE_NAMES = ["auth", "billing", "generation", "edge"] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
+const READY_TIMEOUT_MS = 60_000;
+
+/** A port the OS just handed out; services then bind it themselves (and again after a restart). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, "close");
+  return port;
+}
+
+interface Running {
+  child: ChildProcess;
+  exited: Promise<void>;
+}
+
+export interface ProcessStackOptions {
+  databaseUrl: string;
+  dataDir: string;
+  /** Extra environment for every service (hold TTLs, sweep intervals, …). */
+  env?: NodeJS.ProcessEnv;
+  /** Called with each line a service prints on stderr, and on stdout lines at warn level or above. */
+  onLog?: (service: ServiceName, line: string) => void;
+}
+
+export class ProcessStack {
+  readonly ports: Record<ServiceName, number>;
+  readonly #running = new Map<ServiceName, Running>();
+  readonly #env: NodeJS.ProcessEnv;
+
+  private constructor(
+    ports: Record<ServiceName, number>,
+    private readonly options: ProcessStackOptions,
+  ) {
+    this.ports = ports;
+    const secret = "fault-test-internal-secret-0123456789";
+    this.#env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: "production",
+      DATABASE_URL: options.databaseUrl,
+      ORVADO_INTERNAL_SECRET: secret,
+      ORVADO_URL_SIGNING_SECRET: "fault-test-url-signing-secret-0123456789",
+      AUTH_PORT: String(ports.auth),
+      BILLING_PORT: String(ports.billing),
+      GENERATION_PORT: String(ports.generation),
+      PORT: String(ports.edge),
+      ORVADO_AUTH_URL: `http://127.0.0.1:${ports.auth}`,
+      ORVADO_BILLING_URL: `http://127.0.0.1:${ports.billing}`,
+      ORVADO_GENERATION_URL: `http://127.0.0.1:${ports.generation}`,
+      ORVADO_PRICES_FILE: `${ROOT}/config/prices.json`,
+      ORVADO_MODELS_FILE: `${ROOT}/config/models.json`,
+      GENERATION_IMAGE_DIR: `${options.dataDir}/images`,
+      ORVADO_ADMIN_EMAIL: "admin@example.test",
+      ORVADO_ADMIN_PASSWORD: "admin-password-1",
+      ...options.env,
+    };
+  }
+
+  static async start(options: ProcessStackOptions): Promise<ProcessStack> {
+    const ports = { auth: await freePort(), billing: await freePort(), generation: await freePort(), edge: await freePort() };
+    const stack = new ProcessStack(ports, options);
+    // In dependency order: migrations of one schema never race, and callers find their peers up.
+    for (const name of SERVICE_NAMES) await stack.startService(name);
+    return stack;
+  }
+
+  get secret(): string {
+    return this.#env.ORVADO_INTERNAL_SECRET!;
+  }
+
+  url(name: ServiceName): string {
+    return `http://127.0.0.1:${this.ports[name]}`;
+  }
+
+  isRunning(name: ServiceName): boolean {
+    return this.#running.has(name);
+  }
+
+  /** Starts one service and resolves when it logs that it is listening. */
+  async startService(name: ServiceName): Promise<void> {
+    if (this.#running.has(name)) throw new Error(`${name} is already running`);
+    const child = spawn(process.execPath, ["--import", "tsx", `services/${name}/src/main.ts`], {
+      cwd: ROOT,
+      env: this.#env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const exited = once(child, "exit").then(() => {
+      if (this.#running.get(name)?.child === child) this.#running.delete(name);
+    });
+    this.#running.set(name, { child, exited });
+    await this.#ready(name, child);
+  }
+
+  /** kill -9: no shutdown hooks, no draining, connections cut mid-flight. */
+  async kill(name: ServiceName): Promise<void> {
+    const running = this.#running.get(name);
+    if (!running) return;
+    running.child.kill("SIGKILL");
+    await running.exited;
+  }
+
+  async restart(name: ServiceName): Promise<void> {
+    await this.kill(name);
+    await this.startService(name);
+  }
+
+  /** SIGTERM everything (graceful), edge first so no new work arrives. */
+  async stop(): Promise<void> {
+    for (const name of [...SERVICE_NAMES].reverse()) {
+      const running = this.#running.get(name);
+      if (!running) continue;
+      running.child.kill("SIGTERM");
+      const timer = setTimeout(() => running.child.kill("SIGKILL"), 20_000);
+      await running.exited;
+      clearTimeout(timer);
+    }
+  }
+
+  /** Resident memory of every service process, in bytes (Linux /proc). */
+  async rssBytes(): Promise<Record<string, number>> {
+    const { readFile } = await import("node:fs/promises");
+    const out: Record<string, number> = {};
+    for (const [name, running] of this.#running) {
+      const status = await readFile(`/proc/${running.child.pid}/status`, "utf8").catch(() => "");
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      out[name] = kb * 1024;
+    }
+    return out;
+  }
+
+  async #ready(name: ServiceName, child: ChildProcess): Promise<void> {
+    const marker = `"msg":"${name} listening"`;
+    // Kept only until the service is up, to explain a failed start.
+    let seen = "";
+    let up = false;
+    const lines = (stream: NodeJS.ReadableStream, onLine: (line: string) => void) => {
+      let buffer = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk: string) => {
+        buffer += chunk;
+        for (let index = buffer.indexOf("\n"); index >= 0; index = buffer.indexOf("\n")) {
+          onLine(buffer.slice(0, index));
+          buffer = buffer.slice(index + 1);
+        }
+      });
+    };
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${name} did not start within ${READY_TIMEOUT_MS} ms:\n${seen.slice(-4000)}`)), READY_TIMEOUT_MS);
+      const onExit = (code: number | null) => {
+        clearTimeout(timer);
+        reject(new Error(`${name} exited with ${code} while starting:\n${seen.slice(-4000)}`));
+      };
+      child.once("exit", onExit);
+      lines(child.stdout!, (line) => {
+        if (!up) seen += `${line}\n`;
+        if (!up && line.includes(marker)) {
+          up = true;
+          seen = "";
+          clearTimeout(timer);
+          child.off("exit", onExit);
+          resolve();
+        }
+        if (/"level":(40|50|60)/.test(line)) this.options.onLog?.(name, line);
+      });
+      lines(child.stderr!, (line) => {
+        if (!up) seen += `${line}\n`;
+        this.options.onLog?.(name, line);
+      });
+    });
+  }
+}
