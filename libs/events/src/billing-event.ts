@@ -2,7 +2,7 @@ import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { BillingEventSchema } from "@orvado/proto";
 import type { Queryable } from "@orvado/db";
 import { enqueueOutbox } from "./outbox.ts";
-import { BILLING_TOPIC } from "./types.ts";
+import { BILLING_TOPIC, type OutgoingMessage } from "./types.ts";
 
 export type BillingEventKind = NonNullable<MessageInitShape<typeof BillingEventSchema>["kind"]>;
 
@@ -12,12 +12,8 @@ export interface BillingEventIds {
   keyId: string;
 }
 
-/**
- * Writes one billing event into `schema`'s outbox, in the caller's transaction,
- * keyed by account. The event id is (request, kind): a retried write is the same
- * event, which is what lets consumers deduplicate.
- */
-export async function emitBillingEvent(q: Queryable, schema: string, ids: BillingEventIds, kind: BillingEventKind): Promise<void> {
+/** The outbox message of one billing event: id (request, kind), keyed by account, protobuf value. */
+export function billingEventMessage(ids: BillingEventIds, kind: BillingEventKind): OutgoingMessage {
   const event = create(BillingEventSchema, {
     eventId: `${ids.requestId}:${kind.case}`,
     requestId: ids.requestId,
@@ -26,9 +22,14 @@ export async function emitBillingEvent(q: Queryable, schema: string, ids: Billin
     occurredAtUnixMs: BigInt(Date.now()),
     kind,
   });
-  await enqueueOutbox(q, schema, BILLING_TOPIC, {
-    id: event.eventId,
-    key: ids.accountId,
-    value: toBinary(BillingEventSchema, event),
-  });
+  return { id: event.eventId, key: ids.accountId, value: toBinary(BillingEventSchema, event) };
+}
+
+/**
+ * Writes one billing event into `schema`'s outbox, in the caller's transaction,
+ * keyed by account. The event id is (request, kind): a retried write is the same
+ * event, which is what lets consumers deduplicate.
+ */
+export async function emitBillingEvent(q: Queryable, schema: string, ids: BillingEventIds, kind: BillingEventKind): Promise<void> {
+  await enqueueOutbox(q, schema, BILLING_TOPIC, billingEventMessage(ids, kind));
 }

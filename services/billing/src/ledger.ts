@@ -24,38 +24,9 @@ export async function appendEntry(q: Queryable, entry: LedgerEntry): Promise<boo
   return inserted.rowCount === 1;
 }
 
-/**
- * Moves an account's balance and held amounts by the given deltas. UPDATE first:
- * an INSERT … ON CONFLICT would check the CHECK constraints against the proposed
- * row (negative deltas) before it ever reached the conflict.
- */
+/** Moves an account's balance and held amounts by the given deltas (billing.move_balance, migration 003). */
 export async function moveBalance(q: Queryable, accountId: string, balanceDelta: bigint, heldDelta: bigint): Promise<void> {
-  const updated = await q.query(
-    "UPDATE billing.balances SET balance_micros = balance_micros + $2, held_micros = held_micros + $3 WHERE account_id = $1",
-    [accountId, balanceDelta, heldDelta],
-  );
-  if (updated.rowCount > 0) return;
-  await q.query(
-    `INSERT INTO billing.balances (account_id, balance_micros, held_micros) VALUES ($1, $2, $3)
-     ON CONFLICT (account_id) DO UPDATE SET balance_micros = billing.balances.balance_micros + $2,
-       held_micros = billing.balances.held_micros + $3`,
-    [accountId, balanceDelta, heldDelta],
-  );
-}
-
-/** Moves what a key has spent (captured) and has on hold; UPDATE first, as above. */
-export async function moveKeySpend(q: Queryable, keyId: string, accountId: string, capturedDelta: bigint, heldDelta: bigint): Promise<void> {
-  const updated = await q.query(
-    "UPDATE billing.key_spend SET captured_micros = captured_micros + $2, held_micros = held_micros + $3 WHERE key_id = $1",
-    [keyId, capturedDelta, heldDelta],
-  );
-  if (updated.rowCount > 0) return;
-  await q.query(
-    `INSERT INTO billing.key_spend (key_id, account_id, captured_micros, held_micros) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (key_id) DO UPDATE SET captured_micros = billing.key_spend.captured_micros + $3,
-       held_micros = billing.key_spend.held_micros + $4`,
-    [keyId, accountId, capturedDelta, heldDelta],
-  );
+  await q.query("SELECT billing.move_balance($1, $2, $3)", [accountId, balanceDelta, heldDelta]);
 }
 
 export interface BalanceView {

@@ -1,9 +1,8 @@
 import { ErrorCode, type Refusal } from "@orvado/proto";
 import { microsToUsd, refusal, tierName, type TierName } from "@orvado/core";
 import type { Db, Queryable } from "@orvado/db";
-import { appendEntry, moveBalance, moveKeySpend, readBalance } from "./ledger.ts";
 import { priceFor } from "./prices.ts";
-import { emitBillingEvent } from "@orvado/events";
+import { BILLING_TOPIC, billingEventMessage } from "@orvado/events";
 import type { Tier } from "@orvado/proto";
 
 export interface ReserveInput {
@@ -28,78 +27,80 @@ export type ReserveOutcome = { hold: HoldView } | { refusal: Refusal };
 
 const quotaRefusal = (message: string) => ({ refusal: refusal(ErrorCode.INSUFFICIENT_USER_QUOTA, message) as Refusal });
 
+interface HoldRow {
+  outcome: "held" | "existing" | "no_price" | "price_changed" | "insufficient_account" | "insufficient_key";
+  unit_price_micros: bigint | null;
+  amount_micros: bigint | null;
+  hold_expires_at: Date | null;
+  left_micros: bigint | null;
+}
+
+/**
+ * The unit price each model x tier had when this process last looked. It only
+ * lets the `reserved` event be built before the one database call; the database
+ * checks it against the table and answers price_changed if it moved.
+ */
+const knownPrices = new Map<string, bigint>();
+
 /**
  * Holds price x n against the account balance and the key's own limit in one
  * transaction, with both rows locked: parallel requests can never overdraw.
  * A repeated call for the same request id returns the hold it already made.
+ * The steps run inside PostgreSQL as billing.reserve_hold (migration 003): one
+ * round trip, so the account's row lock is held for microseconds, not a dozen
+ * network round trips.
  */
 export async function reserve(db: Db, input: ReserveInput, holdTtlMs: number): Promise<ReserveOutcome> {
   const tier = tierName(input.tier);
-  return db.tx(async (q) => {
-    // Calls for one request id take turns, so a retry that races the first call
-    // sees its committed hold below instead of being refused for the money it holds.
-    await q.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`orvado.billing.reserve:${input.requestId}`]);
-    const existing = await existingHold(q, input.requestId);
-    if (existing) return { hold: existing };
-    const unitPriceMicros = await priceFor(q, input.model, tier);
-    if (unitPriceMicros === null) {
-      return { refusal: refusal(ErrorCode.TIER_NOT_OFFERED, `The model ${input.model} is not offered at the ${tier} tier`) as Refusal };
+  const priceKey = `${input.model}|${tier}`;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const expected = knownPrices.get(priceKey) ?? (await priceFor(db, input.model, tier));
+    if (expected === null) return noPrice(input.model, tier);
+    knownPrices.set(priceKey, expected);
+    const row = await holdInDatabase(db, input, tier, expected, holdTtlMs);
+    switch (row.outcome) {
+      case "held":
+      case "existing":
+        return { hold: holdView(input.requestId, row) };
+      case "no_price":
+        knownPrices.delete(priceKey);
+        return noPrice(input.model, tier);
+      case "price_changed":
+        knownPrices.delete(priceKey); // an operator changed it: read it again and rebuild the event
+        continue;
+      case "insufficient_account":
+        return quotaRefusal(
+          `Insufficient balance: this request costs $${microsToUsd(row.amount_micros!)} and the account has $${microsToUsd(row.left_micros!)} available`,
+        );
+      case "insufficient_key": {
+        const left = row.left_micros!;
+        return quotaRefusal(
+          `Insufficient key balance: this request costs $${microsToUsd(row.amount_micros!)} and the key has $${microsToUsd(left < 0n ? 0n : left)} left of its $${microsToUsd(input.keyLimitMicros!)} limit`,
+        );
+      }
     }
-    const amountMicros = unitPriceMicros * BigInt(input.imagesRequested);
-    const shortfall = await findShortfall(q, input, amountMicros);
-    if (shortfall) return quotaRefusal(shortfall);
-    return { hold: await recordHold(q, input, tier, unitPriceMicros, amountMicros, holdTtlMs) };
-  });
+  }
+  throw new Error(`the price of ${input.model} ${tier} kept changing while reserving ${input.requestId}`);
 }
 
-async function findShortfall(q: Queryable, input: ReserveInput, amountMicros: bigint): Promise<string | null> {
-  const balance = await readBalance(q, input.accountId, true);
-  if (balance.availableMicros < amountMicros) {
-    return `Insufficient balance: this request costs $${microsToUsd(amountMicros)} and the account has $${microsToUsd(balance.availableMicros)} available`;
-  }
-  if (input.keyLimitMicros === undefined) return null;
-  await q.query("INSERT INTO billing.key_spend (key_id, account_id) VALUES ($1, $2) ON CONFLICT (key_id) DO NOTHING", [
-    input.keyId,
-    input.accountId,
-  ]);
-  const spend = await q.query<{ captured_micros: bigint; held_micros: bigint }>(
-    "SELECT captured_micros, held_micros FROM billing.key_spend WHERE key_id = $1 FOR UPDATE",
-    [input.keyId],
-  );
-  const used = (spend.rows[0]?.captured_micros ?? 0n) + (spend.rows[0]?.held_micros ?? 0n);
-  const left = input.keyLimitMicros - used;
-  if (left < amountMicros) {
-    return `Insufficient key balance: this request costs $${microsToUsd(amountMicros)} and the key has $${microsToUsd(left < 0n ? 0n : left)} left of its $${microsToUsd(input.keyLimitMicros)} limit`;
-  }
-  return null;
+const noPrice = (model: string, tier: TierName): ReserveOutcome => ({
+  refusal: refusal(ErrorCode.TIER_NOT_OFFERED, `The model ${model} is not offered at the ${tier} tier`) as Refusal,
+});
+
+function holdView(requestId: string, row: HoldRow): HoldView {
+  return {
+    requestId,
+    unitPriceMicros: row.unit_price_micros!,
+    amountMicros: row.amount_micros!,
+    expiresAtUnixMs: BigInt(new Date(row.hold_expires_at!).getTime()),
+  };
 }
 
-async function recordHold(
-  q: Queryable,
-  input: ReserveInput,
-  tier: TierName,
-  unitPriceMicros: bigint,
-  amountMicros: bigint,
-  holdTtlMs: number,
-): Promise<HoldView> {
+async function holdInDatabase(q: Queryable, input: ReserveInput, tier: TierName, unitPriceMicros: bigint, holdTtlMs: number): Promise<HoldRow> {
   const expiresAt = new Date(Date.now() + holdTtlMs);
-  await appendEntry(q, {
-    kind: "reserve",
-    accountId: input.accountId,
-    keyId: input.keyId,
-    requestId: input.requestId,
-    amountMicros,
-    reason: `${input.model} ${tier} x${input.imagesRequested}`,
-  });
-  await moveBalance(q, input.accountId, 0n, amountMicros);
-  await moveKeySpend(q, input.keyId, input.accountId, 0n, amountMicros);
-  await q.query(
-    `INSERT INTO billing.cost_records (request_id, account_id, key_id, model, size, tier, images_requested,
-       unit_price_micros, reserved_micros, hold_expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [input.requestId, input.accountId, input.keyId, input.model, input.size, tier, input.imagesRequested, unitPriceMicros, amountMicros, expiresAt],
-  );
-  const hold = { requestId: input.requestId, unitPriceMicros, amountMicros, expiresAtUnixMs: BigInt(expiresAt.getTime()) };
-  await emitBillingEvent(q, "billing", input, {
+  const amountMicros = unitPriceMicros * BigInt(input.imagesRequested);
+  // Built before the call: it is written to billing's outbox only if the hold is made.
+  const event = billingEventMessage(input, {
     case: "reserved",
     value: {
       model: input.model,
@@ -108,23 +109,27 @@ async function recordHold(
       imagesRequested: input.imagesRequested,
       unitPriceMicros,
       amountMicros,
-      expiresAtUnixMs: hold.expiresAtUnixMs,
+      expiresAtUnixMs: BigInt(expiresAt.getTime()),
     },
   });
-  return hold;
-}
-
-async function existingHold(q: Queryable, requestId: string): Promise<HoldView | null> {
-  const result = await q.query<{ unit_price_micros: bigint; reserved_micros: bigint; hold_expires_at: Date }>(
-    "SELECT unit_price_micros, reserved_micros, hold_expires_at FROM billing.cost_records WHERE request_id = $1",
-    [requestId],
+  const { rows } = await q.query<HoldRow>(
+    "SELECT * FROM billing.reserve_hold($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+    [
+      input.requestId,
+      input.accountId,
+      input.keyId,
+      input.keyLimitMicros ?? null,
+      input.model,
+      tier,
+      input.size,
+      input.imagesRequested,
+      expiresAt,
+      unitPriceMicros,
+      `${input.model} ${tier} x${input.imagesRequested}`,
+      BILLING_TOPIC,
+      event.id,
+      Buffer.from(event.value.buffer, event.value.byteOffset, event.value.byteLength),
+    ],
   );
-  const row = result.rows[0];
-  if (!row) return null;
-  return {
-    requestId,
-    unitPriceMicros: row.unit_price_micros,
-    amountMicros: row.reserved_micros,
-    expiresAtUnixMs: BigInt(new Date(row.hold_expires_at).getTime()),
-  };
+  return rows[0]!;
 }
