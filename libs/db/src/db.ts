@@ -16,11 +16,22 @@ export interface Queryable {
 
 export interface Db extends Queryable {
   readonly kind: "pg" | "pglite";
-  /** Runs fn inside BEGIN/COMMIT; a throw rolls back. */
-  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn inside BEGIN/COMMIT; a throw rolls back. With `durable: false` the
+   * commit does not wait for its WAL flush (synchronous_commit off for this
+   * transaction only): a crash of the database server may lose it, never
+   * reorder it. Only for writes that are safe to lose or redo (docs/architecture.md,
+   * "What waits for the disk"); money never uses it.
+   */
+  tx<T>(fn: (q: Queryable) => Promise<T>, options?: TxOptions): Promise<T>;
   /** Calls onPayload for each NOTIFY on channel until the returned function is called. */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
+}
+
+export interface TxOptions {
+  /** Default true: the commit returns once it is on disk. */
+  durable?: boolean;
 }
 
 export const INT8_OID = 20;

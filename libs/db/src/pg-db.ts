@@ -61,7 +61,7 @@ export function openPgDb(url: string, maxConnections = 20): Db {
     kind: "pg",
     query: root.query,
     exec: root.exec,
-    async tx(fn) {
+    async tx(fn, options) {
       const client = await pool.connect();
       // The pool stops listening for errors on a client it has lent out; a
       // backend terminated mid-transaction must fail this call, not crash the process.
@@ -69,7 +69,8 @@ export function openPgDb(url: string, maxConnections = 20): Db {
       client.on("error", onError);
       let broken: Error | undefined;
       try {
-        await client.query("BEGIN");
+        // One round trip either way: the simple protocol takes both statements at once.
+        await client.query(options?.durable === false ? "BEGIN; SET LOCAL synchronous_commit TO OFF" : "BEGIN");
         const result = await fn(wrap(client));
         await client.query("COMMIT");
         return result;

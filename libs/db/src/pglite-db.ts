@@ -23,6 +23,7 @@ export async function openPgliteDb(dataDir?: string): Promise<Db> {
     kind: "pglite",
     query: root.query,
     exec: root.exec,
+    // PGlite is embedded (one process, its own files): every commit is treated alike.
     tx: (fn) => db.transaction((tx) => fn(wrap(tx))),
     async listen(channel, onPayload) {
       const unlisten = await db.listen(channel, onPayload);

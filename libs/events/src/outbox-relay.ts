@@ -71,10 +71,15 @@ export function startOutboxRelay(options: { db: Db; schema: string; stream: Even
     }
     // The row locks (FOR UPDATE SKIP LOCKED) are held until the rows are marked sent;
     // the advisory lock makes relays take turns so that order is kept across replicas.
-    return db.tx(async (q) => {
-      const turn = await q.query<{ mine: boolean }>(`SELECT pg_try_advisory_xact_lock(${ADVISORY_NAMESPACE}, hashtext($1)) AS mine`, [table]);
-      return turn.rows[0]?.mine ? publishBatch(q) : null;
-    });
+    // Marking rows sent need not wait for the disk: if a crash loses the mark the
+    // rows are published again, and consumers are idempotent on the event id.
+    return db.tx(
+      async (q) => {
+        const turn = await q.query<{ mine: boolean }>(`SELECT pg_try_advisory_xact_lock(${ADVISORY_NAMESPACE}, hashtext($1)) AS mine`, [table]);
+        return turn.rows[0]?.mine ? publishBatch(q) : null;
+      },
+      { durable: false },
+    );
   }
 
   async function pruneNowAndThen(): Promise<void> {

@@ -79,14 +79,19 @@ export async function startLogConsumer(options: LogConsumerOptions): Promise<Sub
     }
     // On a server the claim is the row lock on the group's offset, held by the
     // transaction that also commits the new offset; other processes skip it.
-    return db.tx(async (q) => {
-      const claimed = await q.query<{ committed_offset: bigint }>(
-        `SELECT committed_offset FROM stream.consumer_offsets WHERE "group" = $1 AND topic = $2 FOR UPDATE SKIP LOCKED`,
-        [group, topic],
-      );
-      const row = claimed.rows[0];
-      return row ? handleBatch(q, BigInt(row.committed_offset)) : null;
-    });
+    // The offset's commit need not wait for the disk: a lost offset only redelivers
+    // messages, which consumers must tolerate anyway (at least once).
+    return db.tx(
+      async (q) => {
+        const claimed = await q.query<{ committed_offset: bigint }>(
+          `SELECT committed_offset FROM stream.consumer_offsets WHERE "group" = $1 AND topic = $2 FOR UPDATE SKIP LOCKED`,
+          [group, topic],
+        );
+        const row = claimed.rows[0];
+        return row ? handleBatch(q, BigInt(row.committed_offset)) : null;
+      },
+      { durable: false },
+    );
   }
 
   async function committedOffset(q: Queryable): Promise<bigint> {

@@ -62,7 +62,11 @@ export async function openPostgresLog(options: { db: Db; logger: Logger; pollMs?
         await q.query(`INSERT INTO stream.messages (topic, key, id, value) VALUES ${rows.join(", ")}`, params);
       }
       await q.query("SELECT pg_notify($1, $2)", [STREAM_CHANNEL, topic]);
-    });
+      // Not waiting for the WAL flush is safe: every event published here is still
+      // in its producer's outbox, which is marked sent only by a later commit, and a
+      // crash loses a suffix of the WAL, never a hole. It also frees the topic's lock
+      // without a disk wait, which is what let publishers queue behind each other.
+    }, { durable: false });
     ringTopic(db, topic);
   }
 

@@ -24,10 +24,17 @@ export async function recordJobStart(
   responseFormat: string,
   channel: string,
 ): Promise<void> {
-  await db.query(
-    `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested,
-       response_format, channel, status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'running')`,
-    [ids.requestId, ids.accountId, ids.keyId, spec.model.id, spec.size.label, tierName(spec.tier), spec.quality ?? null, spec.n, responseFormat, channel],
+  // Not money, so the commit need not wait for the disk: if a database crash lost
+  // the row, the job's success could not be recorded, it would fail, and billing
+  // would release its hold. The job's outcome below is always durable.
+  await db.tx(
+    (q) =>
+      q.query(
+        `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested,
+           response_format, channel, status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'running')`,
+        [ids.requestId, ids.accountId, ids.keyId, spec.model.id, spec.size.label, tierName(spec.tier), spec.quality ?? null, spec.n, responseFormat, channel],
+      ),
+    { durable: false },
   );
 }
 
@@ -89,5 +96,5 @@ export async function markImageDeleted(db: Db, imageId: string): Promise<void> {
 
 /** After a failover the job row names the channel that is now running it. */
 export async function recordJobChannel(db: Db, requestId: string, channel: string): Promise<void> {
-  await db.query("UPDATE generation.jobs SET channel = $2 WHERE request_id = $1", [requestId, channel]);
+  await db.tx((q) => q.query("UPDATE generation.jobs SET channel = $2 WHERE request_id = $1", [requestId, channel]), { durable: false });
 }
