@@ -1,3 +1,3 @@
 export * from "./db.ts";
-export { openDb } from "./open.ts";
+export { openDb, poolMaxFromEnv } from "./open.ts";
 export { migrate } from "./migrate.ts";

@@ -2,7 +2,7 @@
 // talking gRPC as they would on separate machines. It owns no data and no rules of its own.
 import { join } from "node:path";
 import { createLogger, type Logger } from "@orvado/core";
-import { openDb, type Db } from "@orvado/db";
+import { openDb, poolMaxFromEnv, type Db } from "@orvado/db";
 import { openEventStream, type EventStream } from "@orvado/events";
 import { loadAuthConfig, startAuth } from "@orvado/auth";
 import { loadBillingConfig, startBilling } from "@orvado/billing";
@@ -42,7 +42,8 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
     ORVADO_INTERNAL_SECRET: secrets.internalSecret,
     ORVADO_URL_SIGNING_SECRET: secrets.urlSigningSecret,
   };
-  const db = await openDb(stack.databaseUrl);
+  // One pool serves all four services here, so it gets the share of four processes' worth (20 by default).
+  const db = await openDb(stack.databaseUrl, { maxConnections: baseEnv.DATABASE_POOL_MAX ? poolMaxFromEnv(baseEnv) : 20 });
   const stream = await openEventStream({ db, logger: logger.child({ component: "stream" }), kafkaBrokers: stack.kafkaBrokers });
   const auth = await startAuth(loadAuthConfig(env), { db, logger: logger.child({ service: "auth" }) });
   const billing = await startBilling(loadBillingConfig(env), { db, stream, logger: logger.child({ service: "billing" }) });

@@ -74,6 +74,10 @@ export class ProcessStack {
   static async start(options: ProcessStackOptions): Promise<ProcessStack> {
     const ports = { auth: await freePort(), billing: await freePort(), generation: await freePort(), edge: await freePort() };
     const stack = new ProcessStack(ports, options);
+    // If the test or bench dies, its service processes must not live on holding ports and connections.
+    process.once("exit", () => {
+      for (const running of stack.#running.values()) running.child.kill("SIGKILL");
+    });
     // In dependency order: migrations of one schema never race, and callers find their peers up.
     for (const name of SERVICE_NAMES) await stack.startService(name);
     return stack;
