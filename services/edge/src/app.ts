@@ -61,6 +61,12 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   app.setNotFoundHandler((request, reply) => sendError(request, reply, ErrorCode.NOT_FOUND, `No route ${request.method} ${request.url.split("?")[0]}`));
 
   app.get("/healthz", async () => ({ status: "ok" }));
+  // A browser opening the bare address wants the console; API clients get the usual 404.
+  app.get("/", async (request, reply) =>
+    String(request.headers.accept ?? "").includes("text/html")
+      ? reply.redirect("/console", 302)
+      : sendError(request, reply, ErrorCode.NOT_FOUND, "No route GET /; the API is under /v1 and the console under /console"),
+  );
   metricsRoutes(app, { generation });
   const keys = new KeyChecker(auth, config.keyCacheMs);
   imageRoutes(app, { keys, generation, publicUrl: config.publicUrl });

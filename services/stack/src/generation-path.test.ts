@@ -59,6 +59,17 @@ afterAll(async () => {
   await stack?.close();
 });
 
+describe("the bare address", () => {
+  it("sends a browser to the console and answers API clients with a 404 in the error shape", async () => {
+    const browser = await fetch(`${stack.edgeUrl}/`, { headers: { accept: "text/html,application/xhtml+xml" }, redirect: "manual" });
+    expect(browser.status).toBe(302);
+    expect(browser.headers.get("location")).toBe("/console");
+    const api = await fetch(`${stack.edgeUrl}/`);
+    expect(api.status).toBe(404);
+    expect(((await api.json()) as { error: { code: string } }).error.code).toBe("not_found");
+  });
+});
+
 describe("the generation path", () => {
   it("generates a url image of the requested size and charges exactly the listed price", async () => {
     const { accountId, key } = await newFundedKey(5n);
