@@ -51,6 +51,9 @@ let dataDir: string;
 let apiKey: string;
 let accountId: string;
 const warnings: string[] = [];
+/** What the chaos did when, for the failure message. */
+const timeline: string[] = [];
+const startedAt = Date.now();
 
 beforeAll(async () => {
   database = await freshDatabase(process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
@@ -66,7 +69,10 @@ beforeAll(async () => {
       GENERATION_ORPHAN_SWEEP_INTERVAL_MS: "1000",
       GENERATION_ORPHAN_GRACE_MS: "2000",
     },
-    onLog: (service, line) => warnings.length < 200 && warnings.push(`${service}: ${line.slice(0, 300)}`),
+    // The first lines each service complained with, to explain a failure.
+    onLog: (service, line) => {
+      if (warnings.filter((warning) => warning.startsWith(`${service}:`)).length < 5) warnings.push(`${service}: ${line.slice(0, 400)}`);
+    },
   });
   db = await openDb(database.url);
   const auth = internalClient(AuthService, stack.url("auth"), stack.secret);
@@ -140,8 +146,10 @@ async function chaos(done: () => boolean): Promise<Record<Target, number>> {
       await sleep(300 + Math.floor(random() * 1200));
       if (done() && Object.values(kills).every((count) => count > 0)) return kills;
       kills[target] += 1;
+      timeline.push(`${Date.now()} ms: ${target} killed`);
       if (target === "postgres") await cutPostgresConnections();
       else await stack.restart(target);
+      timeline.push(`${Date.now()} ms: ${target} back`);
     }
   }
   return kills;
@@ -179,7 +187,7 @@ describe(`fault injection: ${JOBS} jobs while services are killed (seed ${SEED})
     expect(Object.values(kills).every((count) => count > 0), JSON.stringify(kills)).toBe(true);
     // Most jobs must still get through, or the run proved nothing.
     const succeeded = outcomes.filter((outcome) => outcome.status === 200).length;
-    expect(succeeded, `${JSON.stringify(byStatus)}\n${warnings.slice(0, 10).join("\n")}`).toBeGreaterThanOrEqual(JOBS * 0.5);
+    expect(succeeded, `${JSON.stringify(byStatus)}\n${timeline.join("\n")}\n${warnings.join("\n")}`).toBeGreaterThanOrEqual(JOBS * 0.5);
 
     // Every reserved request: settled, charged at most once, and charged exactly when generation says it delivered.
     const { rows: records } = await db.query<{
@@ -229,7 +237,7 @@ describe(`fault injection: ${JOBS} jobs while services are killed (seed ${SEED})
         problems.push(`${outcome.requestId}: ${outcome.status} to the client but charged`);
       }
     }
-    expect(problems, `${problems.slice(0, 20).join("\n")}\nservice warnings:\n${warnings.slice(0, 20).join("\n")}`).toEqual([]);
+    expect(problems, `${problems.slice(0, 20).join("\n")}\nservice warnings:\n${warnings.join("\n")}`).toEqual([]);
 
     // Projections equal a replay of the ledger, and the balance is exactly the top-up less what was captured.
     const billing = internalClient(BillingService, stack.url("billing"), stack.secret);

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ErrorCode, type GenerationService, type Refusal } from "@orvado/proto";
-import type { Client } from "@orvado/rpc";
+import { Code, ConnectError, type Client } from "@orvado/rpc";
 import { errorBody, httpStatusFor } from "@orvado/core";
 import { sendError, sendRefusal } from "../reply.ts";
 import { checkImageRequestBody } from "../image-request.ts";
@@ -33,6 +33,13 @@ async function jobOutcomeOrUnknown<T>(request: FastifyRequest, reply: FastifyRep
   try {
     return await call();
   } catch (error) {
+    if (neverReached(error)) {
+      // The connection was refused: the call never left, so no job exists and a retry is safe.
+      request.log.warn({ err: error }, "generation unreachable; no job started");
+      reply.header("retry-after", "5").header("x-should-retry", "true");
+      await sendError(request, reply, ErrorCode.SERVICE_UNAVAILABLE, "The generation service is briefly unavailable; nothing was charged, retry in a few seconds");
+      return null;
+    }
     request.log.warn({ err: error }, "lost the connection to the job");
     reply.header("x-should-retry", "false");
     await sendError(
@@ -43,6 +50,15 @@ async function jobOutcomeOrUnknown<T>(request: FastifyRequest, reply: FastifyRep
     );
     return null;
   }
+}
+
+const NOT_CONNECTED = /\b(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN)\b/;
+
+/** True when the call failed before a connection to generation existed (so before any job could start). */
+function neverReached(error: unknown): boolean {
+  if (!(error instanceof ConnectError) || error.code !== Code.Unavailable) return false;
+  const text = `${error.message} ${String((error.cause as { code?: string } | undefined)?.code ?? "")}`;
+  return NOT_CONNECTED.test(text);
 }
 
 /** POST /v1/images/generations (spec 4.1): key check, then Idempotency-Key, then shape, then the job. */

@@ -1,0 +1,118 @@
+// A fake OpenAI-compatible image upstream for the benchmarks: answers
+// POST /v1/images/generations with one small PNG, at once or after a set delay.
+// Plain node:http so the upstream itself costs as little as possible.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import sharp from "sharp";
+
+export interface FakeUpstream {
+  url: string;
+  port: number;
+  /** Requests answered so far (successful generations). */
+  served(): number;
+  close(): Promise<void>;
+}
+
+export interface FakeUpstreamOptions {
+  port?: number;
+  host?: string;
+  /** Delay before answering each generation (0 = immediately). */
+  latencyMs?: number;
+}
+
+/**
+ * A real PNG of the asked size, rendered once per size: a solid colour, so even
+ * 1024x1024 is a few kilobytes. Exact sizes mean a gateway that checks the
+ * pixels (Orvado does) has nothing to resize, as with a well-behaved upstream.
+ */
+function pngMaker() {
+  const made = new Map<string, Promise<Buffer>>();
+  return (size: unknown): Promise<Buffer> => {
+    const match = typeof size === "string" ? /^(\d{1,4})x(\d{1,4})$/.exec(size) : null;
+    const [width, height] = match ? [Number(match[1]), Number(match[2])] : [1024, 1024];
+    const key = `${width}x${height}`;
+    if (!made.has(key)) {
+      made.set(key, sharp({ create: { width: Math.max(1, width), height: Math.max(1, height), channels: 3, background: { r: 200, g: 80, b: 40 } } }).png().toBuffer());
+    }
+    return made.get(key)!;
+  };
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    request.on("error", reject);
+  });
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown) {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  response.end(text);
+}
+
+function imageCount(body: Record<string, unknown>): number {
+  return typeof body.n === "number" && Number.isInteger(body.n) && body.n > 0 && body.n <= 10 ? body.n : 1;
+}
+
+export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Promise<FakeUpstream> {
+  const pngFor = pngMaker();
+  const base64 = new Map<Buffer, string>();
+  const b64Of = (png: Buffer) => base64.get(png) ?? base64.set(png, png.toString("base64")).get(png)!;
+  const latencyMs = options.latencyMs ?? 0;
+  const host = options.host ?? "127.0.0.1";
+  let served = 0;
+  let base = "";
+
+  async function generate(request: IncomingMessage, response: ServerResponse) {
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(await readBody(request)) as Record<string, unknown>;
+    } catch {
+      return sendJson(response, 400, { error: { message: "invalid JSON", type: "invalid_request_error" } });
+    }
+    if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
+    const asUrl = body.response_format === "url";
+    const item = asUrl ? { url: `${base}/files/${typeof body.size === "string" ? body.size : "1024x1024"}.png` } : { b64_json: b64Of(await pngFor(body.size)) };
+    served += 1;
+    sendJson(response, 200, { created: Math.floor(Date.now() / 1000), data: Array.from({ length: imageCount(body) }, () => item) });
+  }
+
+  const server: Server = createServer((request, response) => {
+    const path = (request.url ?? "/").split("?")[0];
+    if (request.method === "POST" && path === "/v1/images/generations") {
+      generate(request, response).catch(() => response.destroy());
+      return;
+    }
+    const file = /^\/files\/(\d+x\d+)\.png$/.exec(path ?? "");
+    if (request.method === "GET" && file) {
+      pngFor(file[1]).then((png) => {
+        response.writeHead(200, { "content-type": "image/png", "content-length": png.length });
+        response.end(png);
+      }, () => response.destroy());
+      return;
+    }
+    if (request.method === "GET" && path === "/v1/models") return sendJson(response, 200, { object: "list", data: [] });
+    sendJson(response, 404, { error: { message: `no route ${request.method} ${path}`, type: "invalid_request_error" } });
+  });
+  // Long-held requests (the soak) must not be cut by Node's defaults.
+  server.requestTimeout = 0;
+  server.headersTimeout = 0;
+  server.keepAliveTimeout = 60_000;
+  server.maxConnections = Infinity;
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, host, resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  base = `http://${host}:${port}`;
+  return {
+    url: base,
+    port,
+    served: () => served,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

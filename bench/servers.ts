@@ -1,0 +1,121 @@
+// Starting the servers under test, each in its own process: the fake upstream,
+// Portkey's gateway and Orvado (real PostgreSQL), plus the catalog that points
+// Orvado at the fake upstream.
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort, startListeningChild, startReportingChild, type Child } from "./processes.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+export const RESULTS_DIR = join(ROOT, "bench", "results");
+const TSX = ["--import", "tsx"];
+
+export interface OrvadoInfo {
+  edgeUrl: string;
+  key: string;
+  accountId: string;
+  accounts: { accountId: string; key: string }[];
+  databaseUrl: string;
+  /** Images and keys of this run; the child deletes it unless it was profiled (then the parent does). */
+  dataDir?: string;
+  pid: number;
+}
+
+/** Starts a run with empty child logs (they are appended to during the run, by every child of that name). */
+export function clearChildLogs() {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  for (const name of readdirSync(RESULTS_DIR)) if (name.endsWith(".log")) rmSync(join(RESULTS_DIR, name), { force: true });
+}
+
+export function logFile(name: string): string {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  return join(RESULTS_DIR, `${name}.log`);
+}
+
+/** The openai simulator of libs/simulators (its own CLI), answering after latencyMs. */
+export function startSimulator(latencyMs: number): Promise<Child<{ baseUrl: string; pid: number }>> {
+  return startReportingChild({
+    name: "openai simulator",
+    args: [...TSX, join(ROOT, "libs", "simulators", "src", "serve.ts"), "openai", "--latency-ms", String(latencyMs)],
+    logFile: logFile("simulator"),
+    // serve.ts prints one JSON line with its address.
+    readyLine: (line) => (line.startsWith("{") && line.includes('"baseUrl"') ? JSON.parse(line) : null),
+  });
+}
+
+export function startUpstream(latencyMs = 0): Promise<Child<{ url: string; pid: number }>> {
+  return startReportingChild({
+    name: "fake upstream",
+    args: [...TSX, join(ROOT, "bench", "upstream-main.ts"), "--latency-ms", String(latencyMs)],
+    logFile: logFile("upstream"),
+  });
+}
+
+export async function startPortkey(): Promise<Child<{ url: string }>> {
+  const port = await freePort();
+  return startListeningChild({
+    name: "Portkey gateway",
+    args: [join(ROOT, "node_modules", "@portkey-ai", "gateway", "build", "start-server.js"), `--port=${port}`, "--headless"],
+    probeUrl: `http://127.0.0.1:${port}/`,
+    logFile: logFile("portkey"),
+  });
+}
+
+/** The public model the benchmarks ask Orvado for. */
+export const BENCH_MODEL = "beta";
+
+/**
+ * A catalog with one model served by one openai-compatible channel at the fake
+ * upstream (generation's catalog format, config/models.example.json).
+ */
+export function writeBenchCatalog(upstreamUrl: string, capacity: number, extra: { timeoutMs?: number } = {}): string {
+  const path = join(tmpdir(), `orvado-bench-models-${process.pid}.json`);
+  const catalog = {
+    models: [
+      {
+        id: BENCH_MODEL,
+        family: "beta",
+        tiers: ["1K"],
+        channels: [
+          {
+            name: "fake-upstream",
+            provider: "openai-compatible",
+            baseUrl: `${upstreamUrl}/v1`,
+            upstreamModel: "gpt-image-1",
+            apiKeyEnv: "BENCH_UPSTREAM_KEY",
+            priority: 1,
+            capacity,
+            allowPrivateNetwork: true,
+            ...extra,
+          },
+        ],
+      },
+    ],
+  };
+  writeFileSync(path, JSON.stringify(catalog, null, 2));
+  process.once("exit", () => rmSync(path, { force: true }));
+  return path;
+}
+
+export interface OrvadoOptions {
+  modelsFile: string;
+  /** Write a V8 CPU profile of the Orvado process into this directory on exit. */
+  cpuProfileDir?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export function startOrvado(options: OrvadoOptions): Promise<Child<OrvadoInfo>> {
+  const profile = options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
+  return startReportingChild<OrvadoInfo>({
+    name: "Orvado",
+    args: [...profile, ...TSX, join(ROOT, "bench", "orvado-main.ts")],
+    env: {
+      ORVADO_MODELS_FILE: options.modelsFile,
+      BENCH_UPSTREAM_KEY: "sk-bench-not-a-real-key",
+      GENERATION_ALLOW_PRIVATE_UPSTREAMS: "true",
+      ...(options.cpuProfileDir ? { BENCH_PARENT_DELETES_DATA: "1" } : {}),
+      ...options.env,
+    },
+    logFile: logFile("orvado"),
+  });
+}
