@@ -7,10 +7,21 @@ const types = {
     oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format as "text"),
 };
 
+const PREPARED = new Map<string, string>();
+
+/** Marks a statement as hot: it is prepared once per connection and reused (see wrap). */
+export function prepareStatement(sql: string): string {
+  if (!PREPARED.has(sql)) PREPARED.set(sql, `orvado_${PREPARED.size + 1}`);
+  return sql;
+}
+
 function wrap(client: pg.Pool | pg.PoolClient): Queryable {
   return {
     async query<R = Row>(sql: string, params: unknown[] = []): Promise<QueryResult<R>> {
-      const result = await client.query(sql, params as unknown[]);
+      // Hot statements are prepared once per connection (named by their text), so
+      // PostgreSQL parses and plans them once, not on every call.
+      const name = PREPARED.has(sql) ? PREPARED.get(sql) : undefined;
+      const result = name ? await client.query({ name, text: sql, values: params as unknown[] }) : await client.query(sql, params as unknown[]);
       return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
     },
     async exec(sql: string) {

@@ -1,6 +1,6 @@
 import { ErrorCode, type Refusal } from "@orvado/proto";
 import { microsToUsd, refusal, tierName, type TierName } from "@orvado/core";
-import type { Db, Queryable } from "@orvado/db";
+import { prepareStatement, type Db, type Queryable } from "@orvado/db";
 import { priceFor } from "./prices.ts";
 import { BILLING_TOPIC, billingEventMessage } from "@orvado/events";
 import type { Tier } from "@orvado/proto";
@@ -24,6 +24,8 @@ export interface HoldView {
 }
 
 export type ReserveOutcome = { hold: HoldView } | { refusal: Refusal };
+
+const RESERVE_HOLD = prepareStatement("SELECT * FROM billing.reserve_hold($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)");
 
 const quotaRefusal = (message: string) => ({ refusal: refusal(ErrorCode.INSUFFICIENT_USER_QUOTA, message) as Refusal });
 
@@ -113,7 +115,7 @@ async function holdInDatabase(q: Queryable, input: ReserveInput, tier: TierName,
     },
   });
   const { rows } = await q.query<HoldRow>(
-    "SELECT * FROM billing.reserve_hold($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+    RESERVE_HOLD,
     [
       input.requestId,
       input.accountId,

@@ -1,4 +1,6 @@
-import type { Db } from "@orvado/db";
+import { prepareStatement, type Db } from "@orvado/db";
+
+const SETTLE_REQUEST = prepareStatement("SELECT billing.settle_request($1, $2, $3, $4) AS result");
 
 // Settling a hold, the second phase: capture what was delivered, release the rest.
 // Every outcome is idempotent and order-tolerant, because events arrive at least
@@ -20,7 +22,7 @@ export type SettleResult = "applied" | "duplicate" | "unknown_request";
  */
 export async function settle(db: Db, requestId: string, settlement: Settlement): Promise<SettleResult> {
   const delivered = settlement.kind === "completed" ? settlement.imagesDelivered : 0;
-  const { rows } = await db.query<{ result: SettleResult }>("SELECT billing.settle_request($1, $2, $3, $4) AS result", [
+  const { rows } = await db.query<{ result: SettleResult }>(SETTLE_REQUEST, [
     requestId,
     settlement.kind,
     delivered,
