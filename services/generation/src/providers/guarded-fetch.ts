@@ -1,11 +1,12 @@
 import type { UpstreamProvider } from "../catalog.ts";
-import { assertPublicUrl } from "./private-address.ts";
+import { pinnedFetch } from "./pinned-fetch.ts";
 import { detectRefusal } from "./refusals.ts";
 import { UpstreamFailure, UpstreamRefusal } from "./errors.ts";
 
 // The fetch every AI SDK provider is given. It is where the gateway's own rules for
 // talking to upstreams live, whatever the provider package does:
-// - URLs outside the channel's baseUrl (result images, polling URLs) are SSRF-checked;
+// - URLs outside the channel's baseUrl (result images, polling URLs) may only connect to
+//   public addresses, checked at connection time (no DNS rebinding);
 // - credentials are sent only to the channel's own site, never to a CDN elsewhere;
 // - every answer is read under a byte limit;
 // - JSON answers are checked for the provider's way of refusing, which ends the call at once.
@@ -32,10 +33,13 @@ export function guardedFetch(options: GuardOptions): typeof fetch {
     const method = (init?.method ?? "GET").toUpperCase();
     for (let hop = 0; ; hop += 1) {
       const underBase = url.origin === base.origin && url.pathname.startsWith(base.pathname);
-      if (!underBase && !options.allowPrivateNetwork) await assertPublicUrl(url);
       const headers = new Headers(init?.headers);
       if (!sameSite(url, base)) for (const name of CREDENTIAL_HEADERS) headers.delete(name);
-      const response = await fetch(url, { ...init, headers, redirect: "manual" });
+      // Off the channel's own API, the address is checked as the connection is made (pinned-fetch.ts).
+      const response =
+        underBase || options.allowPrivateNetwork
+          ? await fetch(url, { ...init, headers, redirect: "manual" })
+          : await pinnedFetch(url, { method, headers, body: init?.body, signal: init?.signal });
       const location = response.headers.get("location");
       if (REDIRECT_STATUSES.has(response.status) && location && method === "GET" && hop < MAX_REDIRECTS) {
         await response.body?.cancel();

@@ -1,8 +1,7 @@
 import { BlockList, isIP } from "node:net";
-import { lookup } from "node:dns/promises";
 
-// SSRF guard for URLs an upstream hands us (result images, polling URLs): their host is
-// resolved, and a URL reaching loopback, private, link-local or otherwise internal
+// SSRF guard for URLs an upstream hands us (result images, polling URLs): the address a
+// connection is made to (pinned-fetch.ts) must be public; one reaching loopback, private, link-local or otherwise internal
 // addresses is refused, so an upstream (or whoever controls its answer) cannot make the
 // gateway fetch from inside its own network.
 
@@ -43,15 +42,4 @@ export function isInternalAddress(address: string): boolean {
 
 export class BlockedUrlError extends Error {
   override name = "BlockedUrlError";
-}
-
-/** Throws BlockedUrlError unless every address the URL's host resolves to is public. */
-export async function assertPublicUrl(url: URL): Promise<void> {
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new BlockedUrlError(`refused to fetch a ${url.protocol} URL from an upstream`);
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
-  const internal = addresses.find(isInternalAddress);
-  if (addresses.length === 0 || internal !== undefined) {
-    throw new BlockedUrlError(`refused to fetch ${url.origin}: it resolves to the internal address ${internal ?? "(none)"}`);
-  }
 }
