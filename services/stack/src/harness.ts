@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createLogger } from "@orvado/core";
+import { createLogger, type Logger } from "@orvado/core";
 import { freshDatabase } from "@orvado/testkit";
 import { startStack, type RunningStack } from "./index.ts";
 
@@ -14,7 +14,7 @@ export interface TestStack extends RunningStack {
 }
 
 /** The whole set on ephemeral loopback ports, a fresh database and a temporary data dir. */
-export async function startTestStack(extraEnv: NodeJS.ProcessEnv = {}): Promise<TestStack> {
+export async function startTestStack(extraEnv: NodeJS.ProcessEnv = {}, options: { logger?: Logger } = {}): Promise<TestStack> {
   const database = await freshDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), "orvado-test-"));
   const stack = await startStack({
@@ -31,7 +31,7 @@ export async function startTestStack(extraEnv: NodeJS.ProcessEnv = {}): Promise<
       ORVADO_ADMIN_PASSWORD: TEST_ADMIN.password,
       ...extraEnv,
     },
-    logger: createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent"),
+    logger: options.logger ?? createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent"),
   });
   return {
     ...stack,

@@ -1,14 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Writable } from "node:stream";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
 import { AuthService, BillingService } from "@orvado/proto";
 import { internalClient } from "@orvado/rpc";
-import { freshDatabase, type FreshDatabase } from "@orvado/testkit";
-import { startStack, type RunningStack } from "./index.ts";
+import { startTestStack, type TestStack } from "./harness.ts";
 
 // Logs carry the request id on every line of a job: the stack runs with a pino
 // logger whose lines this test reads back.
@@ -21,37 +17,19 @@ interface LogLine {
 }
 
 const lines: LogLine[] = [];
-let database: FreshDatabase;
-let dataDir: string;
-let stack: RunningStack;
+let stack: TestStack;
 
 beforeAll(async () => {
-  database = await freshDatabase();
-  dataDir = mkdtempSync(join(tmpdir(), "orvado-logs-"));
   const sink = new Writable({
     write(chunk, _encoding, done) {
       for (const text of chunk.toString().split("\n").filter(Boolean)) lines.push(JSON.parse(text));
       done();
     },
   });
-  stack = await startStack({
-    env: {
-      ORVADO_DATA_DIR: dataDir,
-      DATABASE_URL: database.url,
-      PORT: "0",
-      AUTH_PORT: "0",
-      BILLING_PORT: "0",
-      GENERATION_PORT: "0",
-      ORVADO_PRICES_FILE: new URL("../../../config/prices.json", import.meta.url).pathname,
-      ORVADO_MODELS_FILE: new URL("../../../config/models.json", import.meta.url).pathname,
-    },
-    logger: pino({ level: "info" }, sink),
-  });
+  stack = await startTestStack({}, { logger: pino({ level: "info" }, sink) });
 });
 afterAll(async () => {
-  await stack?.stop();
-  await database?.drop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await stack?.close();
 });
 
 describe("job logs", () => {
