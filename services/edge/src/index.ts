@@ -16,7 +16,9 @@ export interface RunningEdge {
 
 export async function startEdge(config: EdgeConfig, deps: { logger: Logger }): Promise<RunningEdge> {
   const app = buildEdgeApp(config, deps.logger);
-  await app.listen({ host: config.host, port: config.port });
+  // Node's default accept backlog (511) overflowed when thousands of clients
+  // connected at once (the soak saw ECONNRESET); the kernel caps it at somaxconn.
+  await app.listen({ host: config.host, port: config.port, backlog: 4096 });
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   return { url: `http://${config.host}:${port}`, port, stop: () => closeGracefully(app) };
