@@ -4,18 +4,16 @@ import { Code, ConnectError } from "@orvado/rpc";
 import type { ConsoleApiDeps } from "./deps.ts";
 
 /**
- * The account's own cost record for a request id, or null. The public lookup does
- * not say whose a request is, so the record is fetched again through the
- * account-scoped listing around its creation time: another account's id finds nothing.
+ * The account's own cost record for a request id (with its key id), or null.
+ * Billing's GetCost scoped by account answers NOT_FOUND for another account's
+ * request exactly as for an unknown one, so ids never leak between tenants.
  */
 export async function ownCost(billing: ConsoleApiDeps["billing"], accountId: string, requestId: string): Promise<CostRecord | null> {
   if (!isRequestId(requestId)) return null;
-  const found = await billing.getCost({ requestId }).catch((error: unknown) => {
+  try {
+    return (await billing.getCost({ requestId, accountId })).cost ?? null;
+  } catch (error) {
     if (error instanceof ConnectError && error.code === Code.NotFound) return null;
     throw error;
-  });
-  const createdAt = found?.cost?.createdAtUnixMs;
-  if (createdAt === undefined) return null;
-  const page = await billing.listCostRecords({ accountId, fromUnixMs: createdAt - 1n, toUnixMs: createdAt + 2n, limit: 1000 });
-  return page.records.find((record) => record.requestId === requestId) ?? null;
+  }
 }
