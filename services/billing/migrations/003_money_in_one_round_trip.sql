@@ -34,8 +34,11 @@ $$;
 
 -- outcome: held | existing | no_price | price_changed | insufficient_account | insufficient_key.
 -- The caller sends the price it expects (so it could build the `reserved` event
--- beforehand); a different price in the table answers price_changed with that
--- price, and the caller tries again. The event goes into the outbox here.
+-- beforehand); a different price in the table answers price_changed, and the
+-- caller tries again. The event goes into the outbox here. No advisory lock is
+-- needed: the account's row lock orders racing calls (a request belongs to one
+-- account), and a duplicate that still gets through finds the record on insert
+-- and answers with it, moving nothing.
 CREATE FUNCTION billing.reserve_hold(
   p_request_id TEXT, p_account_id TEXT, p_key_id TEXT, p_key_limit BIGINT,
   p_model TEXT, p_tier TEXT, p_size TEXT, p_images INT, p_expires_at TIMESTAMPTZ,
@@ -48,8 +51,10 @@ DECLARE
   v_held BIGINT;
   v_captured BIGINT;
 BEGIN
-  -- Calls for one request id take turns, so a retry racing the first call sees its hold.
-  PERFORM pg_advisory_xact_lock(hashtext('orvado.billing.reserve:' || p_request_id));
+  -- The account's row locked: parallel reservations of one account take turns here,
+  -- and so do retries of one request (a request belongs to one account).
+  SELECT b.balance_micros, b.held_micros INTO v_balance, v_held FROM billing.balances b WHERE b.account_id = p_account_id FOR UPDATE;
+
   SELECT c.unit_price_micros, c.reserved_micros, c.hold_expires_at INTO unit_price_micros, amount_micros, hold_expires_at
     FROM billing.cost_records c WHERE c.request_id = p_request_id;
   IF FOUND THEN
@@ -67,9 +72,6 @@ BEGIN
     RETURN;
   END IF;
   amount_micros := unit_price_micros * p_images;
-
-  -- The account's row locked: parallel reservations of one account take turns here.
-  SELECT b.balance_micros, b.held_micros INTO v_balance, v_held FROM billing.balances b WHERE b.account_id = p_account_id FOR UPDATE;
   left_micros := coalesce(v_balance, 0) - coalesce(v_held, 0);
   IF left_micros < amount_micros THEN
     outcome := 'insufficient_account';
@@ -87,14 +89,22 @@ BEGIN
   END IF;
 
   hold_expires_at := p_expires_at;
-  INSERT INTO billing.ledger (kind, account_id, key_id, request_id, amount_micros, reason)
-    VALUES ('reserve', p_account_id, p_key_id, p_request_id, amount_micros, p_reason)
-    ON CONFLICT (request_id, kind) DO NOTHING;
-  PERFORM billing.move_balance(p_account_id, 0, amount_micros);
-  PERFORM billing.move_key_spend(p_key_id, p_account_id, 0, amount_micros);
+  -- The record first: if a racing duplicate made it (possible only for an account with
+  -- no balances row yet, which has nothing to lock), answer with that hold.
   INSERT INTO billing.cost_records (request_id, account_id, key_id, model, size, tier, images_requested,
       unit_price_micros, reserved_micros, hold_expires_at)
-    VALUES (p_request_id, p_account_id, p_key_id, p_model, p_size, p_tier, p_images, unit_price_micros, amount_micros, p_expires_at);
+    VALUES (p_request_id, p_account_id, p_key_id, p_model, p_size, p_tier, p_images, unit_price_micros, amount_micros, p_expires_at)
+    ON CONFLICT (request_id) DO NOTHING;
+  IF NOT FOUND THEN
+    SELECT c.unit_price_micros, c.reserved_micros, c.hold_expires_at INTO unit_price_micros, amount_micros, hold_expires_at
+      FROM billing.cost_records c WHERE c.request_id = p_request_id;
+    outcome := 'existing';
+    RETURN;
+  END IF;
+  INSERT INTO billing.ledger (kind, account_id, key_id, request_id, amount_micros, reason)
+    VALUES ('reserve', p_account_id, p_key_id, p_request_id, amount_micros, p_reason);
+  PERFORM billing.move_balance(p_account_id, 0, amount_micros);
+  PERFORM billing.move_key_spend(p_key_id, p_account_id, 0, amount_micros);
   INSERT INTO billing.outbox (topic, key, event_id, value) VALUES (p_topic, p_account_id, p_event_id, p_event);
   outcome := 'held';
 END;
@@ -143,3 +153,7 @@ BEGIN
   RETURN 'applied';
 END;
 $$;
+
+-- cost_records_by_account (account_id, created_at) from 001 is covered by the
+-- usage pages' index (account_id, created_at DESC, request_id DESC) from 002.
+DROP INDEX IF EXISTS billing.cost_records_by_account;
