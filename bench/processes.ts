@@ -3,7 +3,6 @@
 // an event loop with what it measures.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, readFileSync, readdirSync } from "node:fs";
-import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 
 /** Children that are ready print one line: this marker, then a JSON object. */
@@ -29,15 +28,6 @@ export interface ChildOptions {
 }
 
 const markedLine = (line: string) => (line.startsWith(READY_MARKER) ? JSON.parse(line.slice(READY_MARKER.length)) : null);
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function stopper(child: ChildProcess) {
   return async (graceMs = 30_000) => {

@@ -4,7 +4,8 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, startListeningChild, startReportingChild, type Child } from "./processes.ts";
+import { freePort } from "../services/stack/src/process-stack.ts";
+import { startListeningChild, startReportingChild, type Child } from "./processes.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 export const RESULTS_DIR = join(ROOT, "bench", "results");

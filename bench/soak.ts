@@ -158,7 +158,7 @@ async function main() {
     writeFileSync(file, JSON.stringify(summary, null, 2));
     log(`wrote ${file}`);
   } finally {
-    await orvado?.stop(120_000);
+    await orvado?.stop();
     await upstream.stop();
   }
 }

@@ -91,6 +91,11 @@ export class ProcessStack {
     return `http://127.0.0.1:${this.ports[name]}`;
   }
 
+  /** Process ids of the running services, in start order (for RSS sampling). */
+  pids(): Record<string, number> {
+    return Object.fromEntries([...this.#running].map(([name, running]) => [name, running.child.pid!]));
+  }
+
   isRunning(name: ServiceName): boolean {
     return this.#running.has(name);
   }
