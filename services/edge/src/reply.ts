@@ -4,11 +4,14 @@ import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ErrorCode, type Refusal } from "@orvado/proto";
 import { errorBody, httpStatusFor, newRequestId } from "@orvado/core";
 
-/** Every error leaves through here: the spec's body (2.6) with the status of its code. */
-export function sendError(request: FastifyRequest, reply: FastifyReply, code: ErrorCode, message: string) {
+/**
+ * Every error leaves through here: the spec's body (2.6) with the status of its code.
+ * `requestId` is this request's own id, except for an idempotent retry, which answers as its original.
+ */
+export function sendError(request: FastifyRequest, reply: FastifyReply, code: ErrorCode, message: string, requestId = request.id) {
   // Set here too: Fastify's early refusals (frameworkErrors) skip the onRequest hook that sets them.
-  reply.header("x-gateway-request-id", request.id).header("x-request-id", request.id);
-  return reply.code(httpStatusFor(code)).send(errorBody(code, message, request.id));
+  reply.header("x-gateway-request-id", requestId).header("x-request-id", requestId);
+  return reply.code(httpStatusFor(code)).send(errorBody(code, message, requestId));
 }
 
 /** URLs Fastify's router refuses before any hook runs (bad percent-encoding, over-long path parameters). */
@@ -45,8 +48,8 @@ export function sendClientError(error: NodeJS.ErrnoException, socket: Socket) {
 }
 
 /** A refusal from a service, with the retry hints SDKs read. */
-export function sendRefusal(request: FastifyRequest, reply: FastifyReply, refusal: Refusal) {
+export function sendRefusal(request: FastifyRequest, reply: FastifyReply, refusal: Refusal, requestId = request.id) {
   if (refusal.code === ErrorCode.NO_CAPACITY || refusal.retryAfterSeconds > 0) reply.header("retry-after", String(refusal.retryAfterSeconds || 60));
   if (httpStatusFor(refusal.code) >= 500) reply.header("x-should-retry", String(refusal.shouldRetry));
-  return sendError(request, reply, refusal.code, refusal.message);
+  return sendError(request, reply, refusal.code, refusal.message, requestId);
 }

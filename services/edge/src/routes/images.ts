@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { ErrorCode, type GenerationService, type Refusal } from "@orvado/proto";
+import { ErrorCode, type GenerationService } from "@orvado/proto";
 import { Code, ConnectError, type Client } from "@orvado/rpc";
-import { errorBody, httpStatusFor } from "@orvado/core";
 import { sendError, sendRefusal } from "../reply.ts";
 import { checkImageRequestBody } from "../image-request.ts";
 import type { KeyChecker } from "../key-check.ts";
@@ -15,12 +14,6 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/;
  */
 function answerAs(reply: FastifyReply, requestId: string) {
   reply.header("x-gateway-request-id", requestId).header("x-request-id", requestId).header("idempotent-replayed", "true");
-}
-
-function sendReplayedRefusal(reply: FastifyReply, refusal: Refusal, requestId: string) {
-  if (refusal.code === ErrorCode.NO_CAPACITY) reply.header("retry-after", String(refusal.retryAfterSeconds || 60));
-  if (httpStatusFor(refusal.code) >= 500) reply.header("x-should-retry", String(refusal.shouldRetry));
-  return reply.code(httpStatusFor(refusal.code)).send(errorBody(refusal.code, refusal.message, requestId));
 }
 
 /**
@@ -86,9 +79,8 @@ export function imageRoutes(app: FastifyInstance, deps: { keys: KeyChecker; gene
     const replayedFrom = answer.replayed && answer.requestId ? answer.requestId : null;
     if (replayedFrom) answerAs(reply, replayedFrom);
     if (answer.result.case !== "images") {
-      if (replayedFrom && answer.result.value) return sendReplayedRefusal(reply, answer.result.value, replayedFrom);
       return answer.result.value
-        ? sendRefusal(request, reply, answer.result.value)
+        ? sendRefusal(request, reply, answer.result.value, replayedFrom ?? request.id)
         : sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");
     }
     const base = deps.publicUrl ?? `${request.protocol}://${request.host}`;
