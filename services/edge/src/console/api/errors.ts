@@ -2,10 +2,11 @@ import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { ErrorCode, type Refusal } from "@orvado/proto";
 import { Code, ConnectError } from "@orvado/rpc";
-import { sendError } from "../../reply.ts";
+import { refusal } from "@orvado/core";
+import { sendRefusal } from "../../reply.ts";
 
 // How the console API says no: every refusal leaves in the spec's error shape
-// through sendError, whether it was thrown here, refused by a service, or a bad input.
+// through sendRefusal, whether it was thrown here, refused by a service, or a bad input.
 
 /** A refusal thrown from a console handler; the scope's error handler answers it. */
 export class ConsoleRefusal extends Error {
@@ -25,9 +26,10 @@ export function fromRefusal(refusal: Refusal | undefined): ConsoleRefusal {
   return refuse(refusal.code, refusal.message, refusal.retryAfterSeconds);
 }
 
-export function sendConsoleRefusal(request: FastifyRequest, reply: FastifyReply, refusal: ConsoleRefusal) {
-  if (refusal.code === ErrorCode.TOO_MANY_ATTEMPTS) reply.header("retry-after", String(Math.max(1, refusal.retryAfterSeconds)));
-  return sendError(request, reply, refusal.code, refusal.message);
+/** Through the edge's one sendRefusal, so Retry-After and x-should-retry follow the same rule everywhere. */
+export function sendConsoleRefusal(request: FastifyRequest, reply: FastifyReply, error: ConsoleRefusal) {
+  const retryAfterSeconds = error.code === ErrorCode.TOO_MANY_ATTEMPTS ? Math.max(1, error.retryAfterSeconds) : error.retryAfterSeconds;
+  return sendRefusal(request, reply, refusal(error.code, error.message, { retryAfterSeconds }) as Refusal);
 }
 
 /** What a service's RPC error means to a console user; null for errors that are our fault. */
