@@ -1,6 +1,6 @@
 // Daily spend as inline SVG bars: a y axis in dollars, a date every few days, a title on every bar.
 import { html } from "../lib/html.js";
-import { dayLabel, plural, usd } from "../lib/format.js";
+import { dayLabel, microsText, plural, usd } from "../lib/format.js";
 
 const WIDTH = 720;
 const HEIGHT = 220;
@@ -17,7 +17,7 @@ export function yAxis(tallestMicros) {
   return { max: step * magnitude, ticks: step === 2 ? 4 : 5 };
 }
 
-const dollars = (micros) => usd((micros / 1_000_000).toFixed(6));
+const dollars = (micros) => usd(microsText(Math.round(micros)));
 
 export function SpendChart({ days }) {
   const plotWidth = WIDTH - PAD.left - PAD.right;

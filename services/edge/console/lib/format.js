@@ -8,6 +8,19 @@ export function usd(text) {
   return (value < 0 ? "−$" : "$") + Math.abs(value).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 6 });
 }
 
+/** Integer micro-USD (number or bigint) as the API's decimal string, exactly: 40000 -> "0.040000". */
+export function microsText(micros) {
+  const value = BigInt(micros);
+  const abs = value < 0n ? -value : value;
+  return `${value < 0n ? "-" : ""}${abs / 1000000n}.${String(abs % 1000000n).padStart(6, "0")}`;
+}
+
+/** A non-negative USD decimal string as integer micro-USD: "0.04" -> 40000n. Money is never a float here. */
+export function textMicros(text) {
+  const [whole, fraction = ""] = String(text).split(".");
+  return BigInt(whole || "0") * 1000000n + BigInt((fraction + "000000").slice(0, 6));
+}
+
 export function dateTime(iso) {
   if (!iso) return "—";
   const date = new Date(iso);

@@ -1,7 +1,7 @@
 // Dashboard: what is left to spend, what was spent lately, and the latest requests.
 import { html } from "../lib/html.js";
 import { get } from "../lib/api.js";
-import { plural, usd } from "../lib/format.js";
+import { microsText, plural, usd } from "../lib/format.js";
 import { Card, Empty, ErrorAlert, Loading, PageHeader, useLoad } from "../components/ui.js";
 import { SpendChart } from "../components/spend-chart.js";
 import { RequestsTable } from "../components/requests-table.js";
@@ -27,11 +27,11 @@ function BalanceCards() {
 
 function SpendCard() {
   const { data, error } = useLoad(() => get("/spend?days=30"));
-  const total = data ? data.days.reduce((sum, day) => sum + Number(day.micros), 0) : 0;
+  const total = data ? data.days.reduce((sum, day) => sum + BigInt(day.micros), 0n) : 0n;
   const requests = data ? data.days.reduce((sum, day) => sum + day.requests, 0) : 0;
   return html`<${Card}
     title="Spend, last 30 days"
-    subtitle=${data ? `${usd((total / 1e6).toFixed(6))} across ${plural(requests, "charged request")}` : " "}
+    subtitle=${data ? `${usd(microsText(total))} across ${plural(requests, "charged request")}` : " "}
   >
     <${ErrorAlert} error=${error} />
     ${data ? html`<${SpendChart} days=${data.days} />` : !error && html`<${Loading} />`}

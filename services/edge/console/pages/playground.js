@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from "/console/vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 import { get, post } from "../lib/api.js";
-import { tierOf, usd } from "../lib/format.js";
+import { microsText, textMicros, tierOf, usd } from "../lib/format.js";
 import { Alert, Card, Empty, Field, Loading, PageHeader, Spinner, useLoad } from "../components/ui.js";
 import { StatusBadge } from "../components/requests-table.js";
 
@@ -145,7 +145,7 @@ export function Playground() {
             ${tier === null && html`<span class="field-error">Give the size as width×height, for example 1280x720.</span>`}
             ${tier && !offered && html`<span class="field-error">${model.id} does not offer the ${tier} tier (it offers ${model.tiers.join(", ")}).</span>`}
             ${offered &&
-            html`<span>Tier <strong>${tier}</strong> · ${usd(price)} per image · estimated <strong>${usd((Number(price) * Number(form.n || 1)).toFixed(6))}</strong></span>`}
+            html`<span>Tier <strong>${tier}</strong> · ${usd(price)} per image · estimated <strong>${usd(microsText(textMicros(price) * BigInt(Number(form.n) || 1)))}</strong></span>`}
           </div>
           <div class="form-actions">
             <button type="submit" class="button primary" disabled=${busy || !form.prompt.trim()}>
