@@ -1,5 +1,5 @@
 import pg from "pg";
-import type { Db, QueryResult, Queryable, Row } from "./db.ts";
+import type { Db, QueryResult, Queryable, Row, TxOptions } from "./db.ts";
 import { INT8_OID, parseInt8 } from "./db.ts";
 
 const types = {
@@ -30,11 +30,24 @@ function wrap(client: pg.Pool | pg.PoolClient): Queryable {
   };
 }
 
+/** Connections for single statements whose commit need not wait for the disk (query's durable: false). */
+const RELAXED_POOL_MAX = 3;
+
 export function openPgDb(url: string, maxConnections = 20): Db {
   const pool = new pg.Pool({ connectionString: url, max: maxConnections, types });
   // An idle client losing its server is reported here; without a handler it would crash the process.
   pool.on("error", () => {});
   const root = wrap(pool);
+  // A few connections whose every commit skips the WAL-flush wait, so that a
+  // single non-durable statement is one round trip, not BEGIN + SET + it + COMMIT.
+  let relaxedPool: pg.Pool | null = null;
+  function relaxed(): Queryable {
+    if (!relaxedPool) {
+      relaxedPool = new pg.Pool({ connectionString: url, max: Math.min(RELAXED_POOL_MAX, maxConnections), types, options: "-c synchronous_commit=off" });
+      relaxedPool.on("error", () => {});
+    }
+    return wrap(relaxedPool);
+  }
   let listener: pg.Client | null = null;
   const handlers = new Map<string, Set<(payload: string) => void>>();
 
@@ -70,7 +83,7 @@ export function openPgDb(url: string, maxConnections = 20): Db {
 
   return {
     kind: "pg",
-    query: root.query,
+    query: <R = Row>(sql: string, params?: unknown[], options?: TxOptions) => (options?.durable === false ? relaxed() : root).query<R>(sql, params),
     exec: root.exec,
     async tx(fn, options) {
       const client = await pool.connect();
@@ -110,7 +123,7 @@ export function openPgDb(url: string, maxConnections = 20): Db {
     async close() {
       closed = true;
       await listener?.end().catch(() => {});
-      await pool.end();
+      await Promise.all([pool.end(), relaxedPool?.end()]);
     },
   };
 }

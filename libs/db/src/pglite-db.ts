@@ -21,7 +21,8 @@ export async function openPgliteDb(dataDir?: string): Promise<Db> {
   const root = wrap(db);
   return {
     kind: "pglite",
-    query: root.query,
+    // PGlite is embedded: a commit's durability is its own (see tx below).
+    query: <R = Row>(sql: string, params?: unknown[]) => root.query<R>(sql, params),
     exec: root.exec,
     // PGlite is embedded (one process, its own files): every commit is treated alike.
     tx: (fn) => db.transaction((tx) => fn(wrap(tx))),

@@ -1,7 +1,7 @@
 import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { BillingEventSchema } from "@orvado/proto";
 import type { Queryable } from "@orvado/db";
-import { enqueueOutbox } from "./outbox.ts";
+import { enqueueOutbox, outboxInsert, type OutboxInsert } from "./outbox.ts";
 import { BILLING_TOPIC, type OutgoingMessage } from "./types.ts";
 
 export type BillingEventKind = NonNullable<MessageInitShape<typeof BillingEventSchema>["kind"]>;
@@ -32,4 +32,9 @@ export function billingEventMessage(ids: BillingEventIds, kind: BillingEventKind
  */
 export async function emitBillingEvent(q: Queryable, schema: string, ids: BillingEventIds, kind: BillingEventKind): Promise<void> {
   await enqueueOutbox(q, schema, BILLING_TOPIC, billingEventMessage(ids, kind));
+}
+
+/** The same event as emitBillingEvent, as an INSERT for the end of a caller's single statement (outboxInsert). */
+export function billingEventInsert(schema: string, ids: BillingEventIds, kind: BillingEventKind, firstParam: number): OutboxInsert {
+  return outboxInsert(schema, BILLING_TOPIC, billingEventMessage(ids, kind), firstParam);
 }

@@ -1,6 +1,6 @@
 export * from "./types.ts";
 export { openEventStream, type OpenEventStreamOptions } from "./open.ts";
 export { waitForGroup } from "./wait-for-group.ts";
-export { migrateOutbox, enqueueOutbox } from "./outbox.ts";
+export { migrateOutbox, enqueueOutbox, outboxInsert, type OutboxInsert } from "./outbox.ts";
 export { startOutboxRelay, type OutboxRelay } from "./outbox-relay.ts";
 export * from "./billing-event.ts";

@@ -1,5 +1,5 @@
 import type { Logger } from "@orvado/core";
-import type { Db, Queryable } from "@orvado/db";
+import { prepareStatement, type Db, type Queryable } from "@orvado/db";
 import { tryLocalLock } from "./local-lock.ts";
 import { outboxTable } from "./outbox.ts";
 import { ADVISORY_NAMESPACE } from "./postgres-log-schema.ts";
@@ -46,10 +46,14 @@ export function startOutboxRelay(options: { db: Db; schema: string; stream: Even
   let roundDone = deferred();
   let lastPruneMs = Date.now();
 
-  async function publishBatch(q: Queryable): Promise<number> {
-    const { rows } = await q.query<OutboxRow>(
-      `SELECT seq, topic, key, event_id, value FROM ${table} WHERE sent_at IS NULL ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE SKIP LOCKED`,
-    );
+  const unsent = `SELECT seq, topic, key, event_id, value FROM ${table} WHERE sent_at IS NULL ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE SKIP LOCKED`;
+  // The turn and the batch in one round trip: no turn gives one row with mine false.
+  const turnAndUnsent = prepareStatement(
+    `SELECT turn.mine, batch.* FROM (SELECT pg_try_advisory_xact_lock(${ADVISORY_NAMESPACE}, hashtext('${table}')) AS mine) AS turn
+       LEFT JOIN LATERAL (${unsent.replace("WHERE", "WHERE turn.mine AND")}) AS batch ON true ORDER BY batch.seq`,
+  );
+
+  async function publishBatch(q: Queryable, rows: OutboxRow[]): Promise<number> {
     for (const run of runsOfOneTopic(rows)) await stream.publish(run.topic, run.messages);
     if (rows.length > 0) {
       await q.query(`UPDATE ${table} SET sent_at = now() WHERE seq = ANY($1::bigint[])`, [rows.map((row) => row.seq.toString())]);
@@ -64,7 +68,7 @@ export function startOutboxRelay(options: { db: Db; schema: string; stream: Even
       const release = tryLocalLock(db, `outbox\u0000${schema}`);
       if (!release) return null;
       try {
-        return await publishBatch(db);
+        return await publishBatch(db, (await db.query<OutboxRow>(unsent)).rows);
       } finally {
         release();
       }
@@ -75,8 +79,9 @@ export function startOutboxRelay(options: { db: Db; schema: string; stream: Even
     // rows are published again, and consumers are idempotent on the event id.
     return db.tx(
       async (q) => {
-        const turn = await q.query<{ mine: boolean }>(`SELECT pg_try_advisory_xact_lock(${ADVISORY_NAMESPACE}, hashtext($1)) AS mine`, [table]);
-        return turn.rows[0]?.mine ? publishBatch(q) : null;
+        const { rows } = await q.query<{ mine: boolean } & OutboxRow>(turnAndUnsent);
+        if (!rows[0]?.mine) return null;
+        return publishBatch(q, rows[0].seq === null ? [] : rows);
       },
       { durable: false },
     );

@@ -35,13 +35,27 @@ export async function migrateOutbox(db: Db, schema: string): Promise<void> {
   });
 }
 
+export interface OutboxInsert {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * The INSERT of one event into `schema`'s outbox, numbering its parameters from
+ * firstParam, so a caller can make it the last step of a single statement
+ * (`WITH <its changes> <sql>`) and commit state and event in one round trip.
+ */
+export function outboxInsert(schema: string, topic: string, message: OutgoingMessage, firstParam = 1): OutboxInsert {
+  const value = Buffer.from(message.value.buffer, message.value.byteOffset, message.value.byteLength);
+  const [a, b, c, d] = [0, 1, 2, 3].map((index) => `$${firstParam + index}`);
+  return {
+    sql: `INSERT INTO ${outboxTable(schema)} (topic, key, event_id, value) VALUES (${a}, ${b}, ${c}, ${d}::bytea)`,
+    params: [topic, message.key, message.id, value],
+  };
+}
+
 /** Adds one event to the outbox, inside the caller's transaction `q`. */
 export async function enqueueOutbox(q: Queryable, schema: string, topic: string, message: OutgoingMessage): Promise<void> {
-  const value = Buffer.from(message.value.buffer, message.value.byteOffset, message.value.byteLength);
-  await q.query(`INSERT INTO ${outboxTable(schema)} (topic, key, event_id, value) VALUES ($1, $2, $3, $4::bytea)`, [
-    topic,
-    message.key,
-    message.id,
-    value,
-  ]);
+  const insert = outboxInsert(schema, topic, message);
+  await q.query(insert.sql, insert.params);
 }

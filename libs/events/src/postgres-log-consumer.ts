@@ -1,10 +1,19 @@
 import type { Logger } from "@orvado/core";
-import type { Db, Queryable } from "@orvado/db";
+import { prepareStatement, type Db, type Queryable } from "@orvado/db";
 import { tryLocalLock } from "./local-lock.ts";
 import { Alarm, Backoff, deferred, delay } from "./timing.ts";
 import { asBytes, type SubscribeOptions, type Subscription } from "./types.ts";
 
 const BATCH_SIZE = 100;
+
+const CLAIM_AND_READ = prepareStatement(`
+  SELECT claim.committed_offset, message."offset", message.key, message.id, message.value
+    FROM (SELECT committed_offset FROM stream.consumer_offsets WHERE "group" = $1 AND topic = $2 FOR UPDATE SKIP LOCKED) AS claim
+    LEFT JOIN LATERAL (
+      SELECT "offset", key, id, value FROM stream.messages
+       WHERE topic = $2 AND "offset" > claim.committed_offset ORDER BY "offset" LIMIT ${BATCH_SIZE}
+    ) AS message ON true
+   ORDER BY message."offset"`);
 
 interface MessageRow {
   offset: bigint;
@@ -12,6 +21,8 @@ interface MessageRow {
   id: string;
   value: Uint8Array;
 }
+
+type ClaimedRow = { committed_offset: bigint } & { [K in keyof MessageRow]: MessageRow[K] | null };
 
 interface BatchResult {
   read: number;
@@ -40,11 +51,15 @@ export async function startLogConsumer(options: LogConsumerOptions): Promise<Sub
   let stopping = false;
   const stopped = deferred();
 
-  async function handleBatch(q: Queryable, committed: bigint): Promise<BatchResult> {
+  async function readBatch(q: Queryable, committed: bigint): Promise<MessageRow[]> {
     const { rows } = await q.query<MessageRow>(
       `SELECT "offset", key, id, value FROM stream.messages WHERE topic = $1 AND "offset" > $2 ORDER BY "offset" LIMIT ${BATCH_SIZE}`,
       [topic, committed.toString()],
     );
+    return rows;
+  }
+
+  async function handleBatch(q: Queryable, committed: bigint, rows: MessageRow[]): Promise<BatchResult> {
     let last = committed;
     let failure: BatchResult["failure"];
     for (const row of rows) {
@@ -72,7 +87,8 @@ export async function startLogConsumer(options: LogConsumerOptions): Promise<Sub
       const release = tryLocalLock(db, `stream-group\u0000${group}\u0000${topic}`);
       if (!release) return null;
       try {
-        return await handleBatch(db, await committedOffset(db));
+        const committed = await committedOffset(db);
+        return await handleBatch(db, committed, await readBatch(db, committed));
       } finally {
         release();
       }
@@ -83,12 +99,13 @@ export async function startLogConsumer(options: LogConsumerOptions): Promise<Sub
     // messages, which consumers must tolerate anyway (at least once).
     return db.tx(
       async (q) => {
-        const claimed = await q.query<{ committed_offset: bigint }>(
-          `SELECT committed_offset FROM stream.consumer_offsets WHERE "group" = $1 AND topic = $2 FOR UPDATE SKIP LOCKED`,
-          [group, topic],
-        );
-        const row = claimed.rows[0];
-        return row ? handleBatch(q, BigInt(row.committed_offset)) : null;
+        // The claim and the batch after it in one round trip: no row means not claimed,
+        // one row with a null offset means claimed with nothing new.
+        const { rows } = await q.query<ClaimedRow>(CLAIM_AND_READ, [group, topic]);
+        const first = rows[0];
+        if (!first) return null;
+        const messages = first.offset === null ? [] : (rows as MessageRow[]);
+        return handleBatch(q, BigInt(first.committed_offset), messages);
       },
       { durable: false },
     );
@@ -135,6 +152,9 @@ export async function startLogConsumer(options: LogConsumerOptions): Promise<Sub
       } else {
         failing = null;
         backoff.reset();
+        // A short batch was the end of the log: sleep until a publish rings (a ring
+        // during the batch is remembered), rather than spend a round finding nothing.
+        if (result.read < BATCH_SIZE) await alarm.sleep(pollMs);
       }
     }
   }

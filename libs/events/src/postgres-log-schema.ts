@@ -38,6 +38,27 @@ BEGIN
 END
 $$;
 
+-- One publish in one round trip: publishers of a topic take turns until commit
+-- (the advisory lock), so offsets become visible in increasing order and a
+-- consumer that has read offset N never later finds a smaller one committed
+-- behind it. Rows are numbered in the arrays' order. The commit need not wait
+-- for the disk: every event published here is still in its producer's outbox,
+-- marked sent only by a later commit, and a crash loses a suffix of the WAL,
+-- never a hole. The notification names the topic and the publisher (origin),
+-- so a publisher's own consumers, already woken in-process, can skip it.
+CREATE OR REPLACE FUNCTION stream.append(p_topic text, p_keys text[], p_ids text[], p_values bytea[], p_origin text)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('synchronous_commit', 'off', true);
+  PERFORM pg_advisory_xact_lock(${ADVISORY_NAMESPACE}, hashtext(p_topic));
+  INSERT INTO stream.messages (topic, key, id, value)
+  SELECT p_topic, m.key, m.id, m.value
+    FROM unnest(p_keys, p_ids, p_values) WITH ORDINALITY AS m (key, id, value, position)
+   ORDER BY m.position;
+  PERFORM pg_notify('${STREAM_CHANNEL}', p_topic || chr(10) || p_origin);
+END
+$$;
+
 DO $$
 BEGIN
   IF NOT EXISTS (

@@ -1,12 +1,24 @@
 import type { Logger } from "@orvado/core";
-import type { Db } from "@orvado/db";
+import { randomUUID } from "node:crypto";
+import { prepareStatement, type Db } from "@orvado/db";
 import { startLogConsumer } from "./postgres-log-consumer.ts";
-import { ADVISORY_NAMESPACE, STREAM_CHANNEL, ensureStreamSchema } from "./postgres-log-schema.ts";
+import { STREAM_CHANNEL, ensureStreamSchema } from "./postgres-log-schema.ts";
 import { Alarm } from "./timing.ts";
 import type { EventStream, OutgoingMessage, SubscribeOptions, Subscription } from "./types.ts";
 
-// Rows per INSERT: 4 parameters each, far below PostgreSQL's 65535 limit.
-const INSERT_CHUNK = 500;
+const APPEND = prepareStatement("SELECT stream.append($1, $2::text[], $3::text[], $4::bytea[], $5)");
+
+// Names each Db's publishes in their notifications (stream.append's origin).
+const origins = new WeakMap<Db, string>();
+
+function originOf(db: Db): string {
+  let origin = origins.get(db);
+  if (!origin) {
+    origin = randomUUID();
+    origins.set(db, origin);
+  }
+  return origin;
+}
 
 // Every stream opened on one Db in this process, so a publish wakes all of
 // their consumers at once, without waiting for the notification round trip.
@@ -40,33 +52,25 @@ export async function openPostgresLog(options: { db: Db; logger: Logger; pollMs?
   const logger = options.logger.child({ stream: "postgres" });
   const pollMs = options.pollMs ?? 250;
   await ensureStreamSchema(db);
-  const unlisten = await db.listen(STREAM_CHANNEL, (topic) => ringTopic(db, topic));
+  const origin = originOf(db);
+  const unlisten = await db.listen(STREAM_CHANNEL, (payload) => {
+    const [topic = "", from] = payload.split("\n");
+    // This Db's own publishes have already rung its consumers, directly.
+    if (from !== origin) ringTopic(db, topic);
+  });
   const subscriptions = new Set<Subscription>();
   let closed = false;
 
   async function publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
     if (messages.length === 0) return;
-    await db.tx(async (q) => {
-      // Publishers of a topic take turns until commit, so offsets become visible
-      // in increasing order: a consumer that has read offset N can never later
-      // find a smaller offset committed behind it.
-      await q.query(`SELECT pg_advisory_xact_lock(${ADVISORY_NAMESPACE}, hashtext($1))`, [topic]);
-      for (let start = 0; start < messages.length; start += INSERT_CHUNK) {
-        const chunk = messages.slice(start, start + INSERT_CHUNK);
-        const params: unknown[] = [];
-        const rows = chunk.map((message) => {
-          params.push(topic, message.key, message.id, Buffer.from(message.value.buffer, message.value.byteOffset, message.value.byteLength));
-          const n = params.length;
-          return `($${n - 3}, $${n - 2}, $${n - 1}, $${n}::bytea)`;
-        });
-        await q.query(`INSERT INTO stream.messages (topic, key, id, value) VALUES ${rows.join(", ")}`, params);
-      }
-      await q.query("SELECT pg_notify($1, $2)", [STREAM_CHANNEL, topic]);
-      // Not waiting for the WAL flush is safe: every event published here is still
-      // in its producer's outbox, which is marked sent only by a later commit, and a
-      // crash loses a suffix of the WAL, never a hole. It also frees the topic's lock
-      // without a disk wait, which is what let publishers queue behind each other.
-    }, { durable: false });
+    // One statement (stream.append): the topic's turn, the rows and the notification.
+    await db.query(APPEND, [
+      topic,
+      messages.map((message) => message.key),
+      messages.map((message) => message.id),
+      messages.map((message) => Buffer.from(message.value.buffer, message.value.byteOffset, message.value.byteLength)),
+      origin,
+    ]);
     ringTopic(db, topic);
   }
 

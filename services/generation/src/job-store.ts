@@ -1,4 +1,4 @@
-import { emitBillingEvent, type BillingEventIds } from "@orvado/events";
+import { billingEventInsert, emitBillingEvent, type BillingEventIds } from "@orvado/events";
 import { codeText, tierName } from "@orvado/core";
 import type { Db } from "@orvado/db";
 import type { ErrorCode } from "@orvado/proto";
@@ -27,32 +27,39 @@ export async function recordJobStart(
   // Not money, so the commit need not wait for the disk: if a database crash lost
   // the row, the job's success could not be recorded, it would fail, and billing
   // would release its hold. The job's outcome below is always durable.
-  await db.tx(
-    (q) =>
-      q.query(
-        `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested,
-           response_format, channel, status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'running')`,
-        [ids.requestId, ids.accountId, ids.keyId, spec.model.id, spec.size.label, tierName(spec.tier), spec.quality ?? null, spec.n, responseFormat, channel],
-      ),
+  await db.query(
+    `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested,
+       response_format, channel, status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'running')`,
+    [ids.requestId, ids.accountId, ids.keyId, spec.model.id, spec.size.label, tierName(spec.tier), spec.quality ?? null, spec.n, responseFormat, channel],
     { durable: false },
   );
 }
 
+/** Images, the job's new status and the `completed` event, as one statement: one round trip, one durable commit. */
 export async function recordJobSuccess(db: Db, ids: BillingEventIds, images: StoredImage[]): Promise<void> {
-  await db.tx(async (q) => {
-    for (const [position, image] of images.entries()) {
-      await q.query(
-        `INSERT INTO generation.images (image_id, request_id, position, content_type, width, height, bytes, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [image.imageId, ids.requestId, position, image.contentType, image.width, image.height, image.bytes, image.expiresAt],
-      );
-    }
-    await q.query(
-      "UPDATE generation.jobs SET status = 'succeeded', images_delivered = $2, finished_at = now() WHERE request_id = $1",
-      [ids.requestId, images.length],
-    );
-    await emitBillingEvent(q, "generation", ids, { case: "completed", value: { imagesDelivered: images.length } });
-  });
+  const event = billingEventInsert("generation", ids, { case: "completed", value: { imagesDelivered: images.length } }, 9);
+  await db.query(
+    `WITH stored AS (
+       INSERT INTO generation.images (image_id, request_id, position, content_type, width, height, bytes, expires_at)
+       SELECT image_id, $1, position - 1, content_type, width, height, bytes, expires_at
+         FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::int[], $7::timestamptz[])
+              WITH ORDINALITY AS image (image_id, content_type, width, height, bytes, expires_at, position)
+     ), finished AS (
+       UPDATE generation.jobs SET status = 'succeeded', images_delivered = $8, finished_at = now() WHERE request_id = $1
+     )
+     ${event.sql}`,
+    [
+      ids.requestId,
+      images.map((image) => image.imageId),
+      images.map((image) => image.contentType),
+      images.map((image) => image.width),
+      images.map((image) => image.height),
+      images.map((image) => image.bytes),
+      images.map((image) => image.expiresAt),
+      images.length,
+      ...event.params,
+    ],
+  );
 }
 
 export async function recordJobFailure(db: Db, ids: BillingEventIds, code: ErrorCode, message: string, shouldRetry = true): Promise<void> {
@@ -96,5 +103,5 @@ export async function markImageDeleted(db: Db, imageId: string): Promise<void> {
 
 /** After a failover the job row names the channel that is now running it. */
 export async function recordJobChannel(db: Db, requestId: string, channel: string): Promise<void> {
-  await db.tx((q) => q.query("UPDATE generation.jobs SET channel = $2 WHERE request_id = $1", [requestId, channel]), { durable: false });
+  await db.query("UPDATE generation.jobs SET channel = $2 WHERE request_id = $1", [requestId, channel], { durable: false });
 }

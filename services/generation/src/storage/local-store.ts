@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { open, rename, rm, type FileHandle } from "node:fs/promises";
+import { open, rename, rm, unlink, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { assertImageId, type ImageStore, type StoredImage } from "./store.ts";
 
@@ -76,8 +76,17 @@ export class LocalImageStore implements ImageStore {
 
   private async removeFiles(imageId: string, shouldRemove: (extension: string) => boolean): Promise<void> {
     for (const extension of EXTENSION_BY_TYPE.values()) {
-      if (shouldRemove(extension)) await rm(this.pathFor(imageId, extension), { force: true });
+      if (shouldRemove(extension)) await unlinkIfExists(this.pathFor(imageId, extension));
     }
+  }
+}
+
+/** One unlink, where rm({ force }) would lstat first: this runs for every image stored. */
+async function unlinkIfExists(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
 }
 

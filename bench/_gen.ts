@@ -1,0 +1,13 @@
+import { startFakeUpstream } from "./fake-upstream.ts";
+import { generateOnChannel } from "../services/generation/src/providers/upstream.ts";
+const up = await startFakeUpstream();
+const channel: any = { name: "c", provider: "openai-compatible", baseUrl: `${up.url}/v1`, upstreamModel: "gpt-image-1", apiKeyEnv: "X", priority: 1, capacity: 10, allowPrivateNetwork: true };
+const request: any = { prompt: "a lighthouse", n: 1, width: 1024, height: 1024, size: "1024x1024", label: "1024x1024" };
+const settings = { jobTimeoutMs: 60000, allowPrivateUpstreams: true, maxUpstreamBytes: 50_000_000 };
+const once = () => generateOnChannel(channel, "k", request, new AbortController().signal, settings);
+console.log(JSON.stringify(await once()).slice(0, 100));
+const n = 1000; const cpu0 = process.cpuUsage(); const t0 = performance.now();
+for (let i = 0; i < n; i++) await once();
+const dt = performance.now() - t0; const cpu = process.cpuUsage(cpu0);
+console.log("generateOnChannel", (dt / n * 1000).toFixed(0), "us wall,", ((cpu.user + cpu.system) / n).toFixed(0), "us cpu (incl. upstream server)");
+await up.close(); process.exit(0);
