@@ -5,6 +5,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "@orvado/core";
 import { HealthState } from "./health.ts";
 import { requireSecret } from "./secret.ts";
+import { registerLocalServer } from "./in-process.ts";
 
 export interface RpcServerOptions {
   host: string;
@@ -37,14 +38,12 @@ function logFailures(logger: Logger): Interceptor {
 /** A Connect server speaking gRPC (and Connect) over cleartext HTTP/2, with grpc.health.v1. */
 export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
   const health = new HealthState(options.serviceNames);
-  const handler = connectNodeAdapter({
-    routes: (router) => {
-      health.register(router);
-      options.routes(router);
-    },
-    interceptors: [logFailures(options.logger), requireSecret(options.secret)],
-    grpcWeb: false,
-  });
+  const routes = (router: ConnectRouter) => {
+    health.register(router);
+    options.routes(router);
+  };
+  const interceptors = [logFailures(options.logger), requireSecret(options.secret)];
+  const handler = connectNodeAdapter({ routes, interceptors, grpcWeb: false });
   const server = http2.createServer(handler);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
@@ -56,11 +55,14 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     server.listen(options.port, options.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  const unregister = registerLocalServer(options.host, port, { routes, interceptors });
   return {
     port,
     url: `http://${options.host}:${port}`,
     health,
     async close() {
+      // In-process callers go to the network from now on, and are refused there like remote ones.
+      unregister();
       health.setServing(false);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // GOAWAY lets calls in flight finish while refusing new streams.

@@ -1,5 +1,5 @@
-// The stack starts auth, billing, generation and the edge together, each on its own loopback port,
-// talking gRPC as they would on separate machines. It owns no data and no rules of its own.
+// The stack starts auth, billing, generation and the edge together, each on its own loopback port
+// (their calls to each other skip the socket: @orvado/rpc in-process.ts). It owns no data and no rules.
 import { join } from "node:path";
 import { createLogger, type Logger } from "@orvado/core";
 import { openDb, poolMaxFromEnv, type Db } from "@orvado/db";

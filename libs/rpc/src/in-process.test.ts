@@ -1,0 +1,69 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import { createLogger } from "@orvado/core";
+import { BillingService } from "@orvado/proto";
+import { internalClient } from "./client.ts";
+import { startRpcServer, type RpcServer } from "./server.ts";
+
+const SECRET = "s".repeat(32);
+const logger = createLogger("test", "silent");
+
+// A billing stand-in whose GetCost tells the caller which way the call came:
+// the URL a handler sees is the in-memory one for an in-process call.
+async function startEchoServer(): Promise<RpcServer> {
+  return startRpcServer({
+    host: "127.0.0.1",
+    port: 0,
+    secret: SECRET,
+    serviceNames: ["orvado.v1.BillingService"],
+    logger,
+    routes: (router) =>
+      router.service(BillingService, {
+        getCost(request, context: HandlerContext) {
+          if (request.requestId === "missing") throw new ConnectError("no such request", Code.NotFound);
+          return { cost: { requestId: `${request.requestId}@${new URL(context.url).host}`, model: context.requestHeader.get("x-orvado-internal-secret") === SECRET ? "secret-seen" : "" } };
+        },
+      }),
+  });
+}
+
+const servers: RpcServer[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+});
+
+describe("internal clients of a service in the same process", () => {
+  it("call it in-process, with the shared secret passed as on the network", async () => {
+    const server = await startEchoServer();
+    servers.push(server);
+    const client = internalClient(BillingService, server.url, SECRET);
+    const { cost } = await client.getCost({ requestId: "req_1" });
+    expect(cost?.requestId).toBe("req_1@in-memory");
+    expect(cost?.model).toBe("secret-seen");
+  });
+
+  it("keep the server's rules: a wrong secret is refused, error codes come through", async () => {
+    const server = await startEchoServer();
+    servers.push(server);
+    const intruder = internalClient(BillingService, server.url, "x".repeat(32));
+    await expect(intruder.getCost({ requestId: "req_1" })).rejects.toMatchObject({ code: Code.Unauthenticated });
+    const client = internalClient(BillingService, server.url, SECRET);
+    await expect(client.getCost({ requestId: "missing" })).rejects.toMatchObject({ code: Code.NotFound });
+  });
+
+  it("use the network for any address this process's servers do not listen on", async () => {
+    const server = await startEchoServer();
+    servers.push(server);
+    // The same port on another loopback address: an in-process match would answer; the socket is refused.
+    const elsewhere = internalClient(BillingService, server.url.replace("127.0.0.1", "127.0.0.2"), SECRET);
+    await expect(elsewhere.getCost({ requestId: "req_2" })).rejects.toMatchObject({ code: Code.Unavailable });
+  });
+
+  it("are refused like remote callers once the server has closed", async () => {
+    const server = await startEchoServer();
+    const client = internalClient(BillingService, server.url, SECRET);
+    await client.getCost({ requestId: "req_3" });
+    await server.close();
+    await expect(client.getCost({ requestId: "req_3" })).rejects.toMatchObject({ code: Code.Unavailable });
+  });
+});

@@ -1,0 +1,63 @@
+import { createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
+
+// Co-located services call each other without a socket. When the embedded stack
+// runs auth, billing, generation and the edge in one process, a gRPC call over
+// loopback HTTP/2 costs about 1 ms of CPU (client and server side together) where
+// the same call through Connect's router transport costs about 0.17 ms
+// (docs/performance.md). The call still goes through the server's interceptors
+// (the shared secret, failure logging), its error codes and deadlines, and its
+// messages are still serialized, so a handler never shares objects with a caller.
+// Every server keeps listening on its port for callers in other processes.
+
+export interface LocalServer {
+  routes: (router: ConnectRouter) => void;
+  /** The server's own interceptors, run as they would be for a call off the network. */
+  interceptors: Interceptor[];
+}
+
+const LOOPBACK_CLIENT_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
+const LOCAL_SERVER_HOSTS = new Set([...LOOPBACK_CLIENT_HOSTS, "0.0.0.0", "::", "[::]"]);
+
+/** Servers started in this process that a loopback caller can reach, by port. */
+const servers = new Map<number, LocalServer>();
+
+/** Makes a server reachable in-process until the returned function is called (before it closes). */
+export function registerLocalServer(host: string, port: number, server: LocalServer): () => void {
+  if (!LOCAL_SERVER_HOSTS.has(host)) return () => {};
+  servers.set(port, server);
+  return () => {
+    if (servers.get(port) === server) servers.delete(port);
+  };
+}
+
+function localServerFor(baseUrl: URL): LocalServer | undefined {
+  if (baseUrl.protocol !== "http:" || !LOOPBACK_CLIENT_HOSTS.has(baseUrl.hostname)) return undefined;
+  return servers.get(Number(baseUrl.port || 80));
+}
+
+/**
+ * A transport that, call by call, goes in-process while a server for baseUrl
+ * runs in this process, and over the network otherwise (also once that server
+ * has closed, so a stopped service is refused as it would be remotely).
+ */
+export function colocatedTransport(baseUrl: string, network: Transport, clientInterceptors: Interceptor[]): Transport {
+  const url = new URL(baseUrl);
+  const inProcess = new WeakMap<LocalServer, Transport>();
+  const pick = (): Transport => {
+    const server = localServerFor(url);
+    if (!server) return network;
+    let transport = inProcess.get(server);
+    if (!transport) {
+      transport = createRouterTransport(server.routes, {
+        router: { interceptors: server.interceptors, grpcWeb: false },
+        transport: { interceptors: clientInterceptors },
+      });
+      inProcess.set(server, transport);
+    }
+    return transport;
+  };
+  return {
+    unary: (method, signal, timeoutMs, header, input, contextValues) => pick().unary(method, signal, timeoutMs, header, input, contextValues),
+    stream: (method, signal, timeoutMs, header, input, contextValues) => pick().stream(method, signal, timeoutMs, header, input, contextValues),
+  };
+}
