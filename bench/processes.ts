@@ -131,12 +131,16 @@ export function watchPeakRss(rootPids: number[], intervalMs = 250) {
       peaks.set(pid, Math.max(peaks.get(pid) ?? 0, rss));
       return sum + rss;
     }, 0);
-  let peak = sample();
+  let current = sample();
+  let peak = current;
   const timer = setInterval(() => {
-    peak = Math.max(peak, sample());
+    current = sample();
+    peak = Math.max(peak, current);
   }, intervalMs);
   return {
     peak: () => peak,
+    /** The sum at the last sample. */
+    current: () => current,
     /** The peak of each tree on its own (their peaks need not coincide). */
     peakByPid: () => new Map(peaks),
     stop() {

@@ -90,12 +90,12 @@ function generate(agent: Agent, info: OrvadoInfo, key: string): Promise<Outcome>
   });
 }
 
-async function holdAll(info: OrvadoInfo): Promise<Outcome[]> {
+async function holdAll(info: OrvadoInfo, rssNow: () => number): Promise<Outcome[]> {
   const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
   const keys = info.accounts.map((account) => account.key);
   let inFlight = 0;
   let peakInFlight = 0;
-  const progress = setInterval(() => log(`${inFlight} requests open (peak ${peakInFlight})`), 5_000);
+  const progress = setInterval(() => log(`${inFlight} requests open (peak ${peakInFlight}); Orvado RSS now ${mib(rssNow())}`), 5_000);
   try {
     return await Promise.all(
       Array.from({ length: COUNT }, async (_, index) => {
@@ -123,7 +123,7 @@ async function main() {
     const rss = watchPeakRss(orvado.pids);
     const idleRss = rss.peak();
     log(`Orvado up (RSS ${mib(idleRss)}); sending ${COUNT} requests over ${RAMP_MS} ms to an upstream that answers after ${LATENCY_MS} ms`);
-    const outcomes = await holdAll(orvado.info);
+    const outcomes = await holdAll(orvado.info, rss.current);
     const peakRss = rss.stop();
     const peakByService = Object.fromEntries(orvado.services.map((service, index) => [service, rss.peakByPid().get(orvado!.pids[index]!) ?? 0]));
     const ok = outcomes.filter((o) => o.status === 200);

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { open, rename, rm, unlink, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { assertImageId, type ImageStore, type StoredImage } from "./store.ts";
@@ -81,8 +81,13 @@ export class LocalImageStore implements ImageStore {
   }
 }
 
-/** One unlink, where rm({ force }) would lstat first: this runs for every image stored. */
+/**
+ * Runs for every image stored, and the file is almost never there (ids are
+ * fresh): a stat that answers false costs far less than an unlink that throws
+ * ENOENT (an Error with its stack, built on the event loop), so ask first.
+ */
 async function unlinkIfExists(path: string): Promise<void> {
+  if (!existsSync(path)) return;
   try {
     await unlink(path);
   } catch (error) {
