@@ -3,7 +3,7 @@ import { prepareStatement, type Db, type Queryable } from "@orvado/db";
 import { tryLocalLock } from "./local-lock.ts";
 import { outboxTable } from "./outbox.ts";
 import { ADVISORY_NAMESPACE } from "./postgres-log-schema.ts";
-import { Alarm, Backoff, deferred, delay } from "./timing.ts";
+import { Alarm, Backoff, DEFAULT_LINGER_MS, deferred, delay, sleepThenLinger } from "./timing.ts";
 import { asBytes, type EventStream, type OutgoingMessage } from "./types.ts";
 
 const BATCH_SIZE = 200;
@@ -34,10 +34,11 @@ interface OutboxRow {
  * at least once. Relays of one outbox (replicas) take turns, one batch at a
  * time, so rows go out in their outbox order and never twice at the same time.
  */
-export function startOutboxRelay(options: { db: Db; schema: string; stream: EventStream; logger: Logger; pollMs?: number }): OutboxRelay {
+export function startOutboxRelay(options: { db: Db; schema: string; stream: EventStream; logger: Logger; pollMs?: number; lingerMs?: number }): OutboxRelay {
   const { db, schema, stream } = options;
   const table = outboxTable(schema);
   const pollMs = options.pollMs ?? 250;
+  const lingerMs = options.lingerMs ?? DEFAULT_LINGER_MS;
   const logger = options.logger.child({ outbox: schema });
   const alarm = new Alarm();
   let stopping = false;
@@ -112,7 +113,7 @@ export function startOutboxRelay(options: { db: Db; schema: string; stream: Even
         done.resolve();
       }
       if (published === null) await delay(25, stopped.promise); // another relay's batch is short: look again soon
-      else if (published < BATCH_SIZE) await alarm.sleep(pollMs);
+      else if (published < BATCH_SIZE) await sleepThenLinger(alarm, pollMs, lingerMs, stopped.promise);
     }
   }
 

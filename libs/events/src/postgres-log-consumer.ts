@@ -1,7 +1,7 @@
 import type { Logger } from "@orvado/core";
 import { prepareStatement, type Db, type Queryable } from "@orvado/db";
 import { tryLocalLock } from "./local-lock.ts";
-import { Alarm, Backoff, deferred, delay } from "./timing.ts";
+import { Alarm, Backoff, deferred, delay, sleepThenLinger } from "./timing.ts";
 import { asBytes, type SubscribeOptions, type Subscription } from "./types.ts";
 
 const BATCH_SIZE = 100;
@@ -33,6 +33,8 @@ export interface LogConsumerOptions extends SubscribeOptions {
   db: Db;
   logger: Logger;
   pollMs: number;
+  /** How long to wait once woken before a round (timing.ts DEFAULT_LINGER_MS). */
+  lingerMs: number;
   /** Rung by publishes and notifications for this topic. */
   alarm: Alarm;
 }
@@ -44,7 +46,7 @@ export interface LogConsumerOptions extends SubscribeOptions {
  * handled, all under the claim. A crash before the commit redelivers the batch.
  */
 export async function startLogConsumer(options: LogConsumerOptions): Promise<Subscription> {
-  const { db, topic, group, handle, alarm, pollMs } = options;
+  const { db, topic, group, handle, alarm, pollMs, lingerMs } = options;
   const logger = options.logger.child({ topic, group });
   await db.query(`INSERT INTO stream.consumer_offsets ("group", topic) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [group, topic]);
 
@@ -134,7 +136,7 @@ export async function startLogConsumer(options: LogConsumerOptions): Promise<Sub
         continue;
       }
       if (result === null || result.read === 0) {
-        await alarm.sleep(pollMs);
+        await sleepThenLinger(alarm, pollMs, lingerMs, stopped.promise);
       } else if (result.failure) {
         const { error, row } = result.failure;
         // The backoff grows while one message keeps failing; a new culprit starts over.
@@ -154,7 +156,7 @@ export async function startLogConsumer(options: LogConsumerOptions): Promise<Sub
         backoff.reset();
         // A short batch was the end of the log: sleep until a publish rings (a ring
         // during the batch is remembered), rather than spend a round finding nothing.
-        if (result.read < BATCH_SIZE) await alarm.sleep(pollMs);
+        if (result.read < BATCH_SIZE) await sleepThenLinger(alarm, pollMs, lingerMs, stopped.promise);
       }
     }
   }

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { prepareStatement, type Db } from "@orvado/db";
 import { startLogConsumer } from "./postgres-log-consumer.ts";
 import { STREAM_CHANNEL, ensureStreamSchema } from "./postgres-log-schema.ts";
-import { Alarm } from "./timing.ts";
+import { Alarm, DEFAULT_LINGER_MS } from "./timing.ts";
 import type { EventStream, OutgoingMessage, SubscribeOptions, Subscription } from "./types.ts";
 
 const APPEND = prepareStatement("SELECT stream.append($1, $2::text[], $3::text[], $4::bytea[], $5)");
@@ -47,10 +47,11 @@ function ringTopic(db: Db, topic: string): void {
  * Consumers wake on NOTIFY (other processes) or directly (this process), and
  * poll every pollMs as well, so a lost notification only delays delivery.
  */
-export async function openPostgresLog(options: { db: Db; logger: Logger; pollMs?: number }): Promise<EventStream> {
+export async function openPostgresLog(options: { db: Db; logger: Logger; pollMs?: number; lingerMs?: number }): Promise<EventStream> {
   const { db } = options;
   const logger = options.logger.child({ stream: "postgres" });
   const pollMs = options.pollMs ?? 250;
+  const lingerMs = options.lingerMs ?? DEFAULT_LINGER_MS;
   await ensureStreamSchema(db);
   const origin = originOf(db);
   const unlisten = await db.listen(STREAM_CHANNEL, (payload) => {
@@ -81,7 +82,7 @@ export async function openPostgresLog(options: { db: Db; logger: Logger; pollMs?
     alarms.add(alarm);
     let consumer: Subscription;
     try {
-      consumer = await startLogConsumer({ ...subscribeOptions, db, logger, pollMs, alarm });
+      consumer = await startLogConsumer({ ...subscribeOptions, db, logger, pollMs, lingerMs, alarm });
     } catch (error) {
       alarms.delete(alarm);
       throw error;

@@ -4,13 +4,13 @@ import { fileURLToPath } from "node:url";
 import type { Logger } from "@orvado/core";
 import { migrate, type Db } from "@orvado/db";
 import { BillingService } from "@orvado/proto";
-import { migrateOutbox, startOutboxRelay, type EventStream } from "@orvado/events";
+import { BILLING_TOPIC, migrateOutbox, startOutboxRelay, waitForGroup, type EventStream } from "@orvado/events";
 import { startRpcServer, type RpcServer } from "@orvado/rpc";
 import type { BillingConfig } from "./config.ts";
 import { loadPriceFile, seedPrices } from "./prices.ts";
 import { basename } from "node:path";
 import { billingRoutes } from "./rpc.ts";
-import { startSettlementConsumer, type SettlementObserver } from "./consumer.ts";
+import { LEDGER_GROUP, startSettlementConsumer, type SettlementObserver } from "./consumer.ts";
 import { startHoldSweeper } from "./sweeper.ts";
 
 export type { BillingConfig } from "./config.ts";
@@ -46,7 +46,24 @@ export async function startBilling(config: BillingConfig, deps: { db: Db; stream
       await sweeper.stop();
       await relay.flush();
       await relay.stop();
+      await settleWhatIsLogged(stream, db, logger);
       await consumer.stop();
     },
   };
+}
+
+const STOP_SETTLE_TIMEOUT_MS = 5_000;
+
+/**
+ * A graceful stop settles the events already in the Postgres log (a job that
+ * finished during shutdown is charged now, not at the next start). Kafka keeps
+ * them for the group's next consumer, so there is nothing to wait for there.
+ */
+async function settleWhatIsLogged(stream: EventStream, db: Db, logger: Logger): Promise<void> {
+  if (stream.name !== "postgres") return;
+  try {
+    await waitForGroup(db, BILLING_TOPIC, LEDGER_GROUP, { timeoutMs: STOP_SETTLE_TIMEOUT_MS });
+  } catch (error) {
+    logger.warn({ err: error }, "stopping with events not yet settled; they stay in the log for the next start");
+  }
 }
