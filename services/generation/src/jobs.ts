@@ -8,6 +8,7 @@ import type { CreateImageResponseSchema } from "@orvado/proto";
 import type { Catalog } from "./catalog.ts";
 import { ChannelPool, type ChannelCapacity, type ChannelSlot } from "./capacity.ts";
 import { validateImageRequest, type JobSpec } from "./validate.ts";
+import { CallGate } from "./call-gate.ts";
 import { recordJobChannel, recordJobFailure, recordJobStart, recordJobSuccess, type StoredImage } from "./job-store.ts";
 import { generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
 import type { ImageStore } from "./storage/store.ts";
@@ -38,12 +39,16 @@ const refused = (value: Refusal): CreateImageReply => ({ result: { case: "refusa
  * record the outcome with its billing event. A job runs to its end whatever
  * happens to the caller's connection: a client that leaves is still charged.
  */
+const RESERVE_CALLS_IN_FLIGHT = 64;
+
 export class JobRunner {
   /** Channels with their capacity, circuit breaker and key (capacity.ts). */
   readonly channels: ChannelPool;
   /** One counter per `<model>/<channel>`. */
   readonly capacities: Map<string, ChannelCapacity>;
   readonly #inFlight = new Set<Promise<CreateImageReply>>();
+  /** Reservations in flight to billing at once (call-gate.ts); more than its database pool can serve only queue there. */
+  readonly #reserveGate = new CallGate(RESERVE_CALLS_IN_FLIGHT);
   readonly #idempotency: IdempotentRequests;
 
   constructor(private readonly deps: JobDeps) {
@@ -83,14 +88,16 @@ export class JobRunner {
     const slot = taken.slot;
     const ids: BillingEventIds = { requestId: req.requestId, accountId: req.accountId, keyId: req.keyId };
     try {
-      const reservation = await this.deps.billing.reserve({
-        ...ids,
-        keyLimitMicros: req.keyLimitMicros,
-        model: spec.model.id,
-        tier: spec.tier,
-        size: spec.size.label,
-        imagesRequested: spec.n,
-      });
+      const reservation = await this.#reserveGate.run(() =>
+        this.deps.billing.reserve({
+          ...ids,
+          keyLimitMicros: req.keyLimitMicros,
+          model: spec.model.id,
+          tier: spec.tier,
+          size: spec.size.label,
+          imagesRequested: spec.n,
+        }),
+      );
       if (reservation.result.case !== "hold") {
         slot.release();
         return refused(reservation.result.value ?? (refusal(ErrorCode.INTERNAL_ERROR, "billing gave no answer") as Refusal));
