@@ -7,7 +7,8 @@
 // Environment: BENCH_DURATION_S (per round, default 10), BENCH_ROUNDS (default 3),
 // BENCH_CONNECTIONS (default "1,100"), BENCH_PROFILE (default 1), BENCH_ORVADO (default 1),
 // BENCH_SPREAD_ACCOUNTS (default 64: the "Orvado, N accounts" leg; 0 or 1 leaves it out),
-// BENCH_TARGETS (comma list of target names; default all; the ratios need direct, Portkey, Orvado).
+// BENCH_TARGETS (comma list of target names; default all; the ratios need direct, Portkey, Orvado),
+// BENCH_WARMUP_S (default 10: every target under 10 connections at once before measuring).
 //
 // "Orvado" is one funded account and key, as a single customer running requests in
 // parallel; "Orvado, N accounts" rotates the same load over N accounts and keys.
@@ -29,6 +30,9 @@ const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? "1,100").split(",").map(Nu
 const PROFILE = process.env.BENCH_PROFILE !== "0";
 const WITH_ORVADO = process.env.BENCH_ORVADO !== "0";
 const SPREAD_ACCOUNTS = Number(process.env.BENCH_SPREAD_ACCOUNTS ?? 64);
+// Long enough for V8 to optimise the hot paths: with 3 s, Orvado's first c=1 round
+// ran about a quarter slower than its third.
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
 const PROMPT = "a lighthouse on a cliff at dusk, oil painting";
 const started = Date.now();
 
@@ -195,7 +199,7 @@ async function main() {
     if (only) targets.splice(0, targets.length, ...targets.filter((target) => only.includes(target.name)));
     for (const target of targets) await smokeTest(target);
     log(`warming up ${targets.map((t) => t.name).join(", ")}`);
-    const warmups = await Promise.all(targets.map((target) => runLoad(target, 10, 3)));
+    const warmups = await Promise.all(targets.map((target) => runLoad(target, 10, WARMUP_S)));
     const comparisons: Comparison[] = [];
     for (const connections of CONNECTIONS) comparisons.push(await measure(targets, connections));
     const ratio = ratios(comparisons);

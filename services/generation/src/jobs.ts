@@ -209,7 +209,7 @@ export class JobRunner {
     return Promise.all(
       images.map(async (bytes) => {
         const imageId = newId("img", 16);
-        await this.deps.store.put(imageId, bytes, "image/png");
+        await this.deps.store.put(imageId, bytes, "image/png", { fresh: true });
         return { imageId, contentType: "image/png", width: spec.size.width, height: spec.size.height, bytes: bytes.length, expiresAt };
       }),
     );

@@ -63,6 +63,14 @@ describe("LocalImageStore", () => {
     expect(await readdir(dir)).toEqual(["img_retypedimg1.jpeg"]);
   });
 
+  it("stores a fresh id (a job's new image) the same way, with nothing left behind", async () => {
+    await store.put("img_freshimage01", Buffer.from("fresh png"), "image/png", { fresh: true });
+    const opened = await store.open("img_freshimage01");
+    expect(opened?.contentType).toBe("image/png");
+    expect((await readAll(opened!.stream)).toString()).toBe("fresh png");
+    expect(await readdir(dir)).toEqual(["img_freshimage01.png"]);
+  });
+
   it("refuses an unknown content type and writes nothing", async () => {
     await expect(store.put("img_unknowntype1", Buffer.from("x"), "text/html")).rejects.toThrow(/content type/);
     expect(await readdir(dir)).toEqual([]);

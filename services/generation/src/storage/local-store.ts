@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, writeFile } from "node:fs";
 import { open, rename, rm, unlink, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { assertImageId, type ImageStore, type StoredImage } from "./store.ts";
+import { assertImageId, type ImageStore, type PutOptions, type StoredImage } from "./store.ts";
 
 // The file extension records the content type, so an image is one file and one
 // rename publishes both its bytes and its type together.
@@ -22,29 +22,25 @@ export class LocalImageStore implements ImageStore {
     mkdirSync(this.dir, { recursive: true });
   }
 
-  async put(imageId: string, bytes: Buffer, contentType: string): Promise<void> {
+  async put(imageId: string, bytes: Buffer, contentType: string, options: PutOptions = {}): Promise<void> {
     assertImageId(imageId);
     const extension = EXTENSION_BY_TYPE.get(contentType);
     if (extension === undefined) throw new Error(`Unsupported image content type ${JSON.stringify(contentType)}`);
 
-    // Written under a dot-name the id pattern can never match, then renamed into place:
-    // a crash leaves at most a stray temp file, never a half image under the real name.
+    // Written under a dot-name the id pattern can never match, flushed to disk, then renamed
+    // into place: a crash leaves at most a stray temp file, never a half image under the real name.
+    // One writeFile (open, write, fsync, close on the thread pool) where a FileHandle took four
+    // promise round trips: the file write was about a tenth of the event loop at 100 connections.
     const tempPath = join(this.dir, `.tmp-${imageId}-${randomBytes(6).toString("hex")}`);
     try {
-      const handle = await open(tempPath, "wx");
-      try {
-        await handle.writeFile(bytes);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+      await writeNewFileFlushed(tempPath, bytes);
       await rename(tempPath, this.pathFor(imageId, extension));
     } catch (error) {
       await rm(tempPath, { force: true });
       throw error;
     }
     // An id re-stored with a different type must not leave the old file to shadow it.
-    await this.removeFiles(imageId, (other) => other !== extension);
+    if (!options.fresh) await this.removeFiles(imageId, (other) => other !== extension);
   }
 
   /** The caller must read the stream to the end or destroy it; either closes the file. */
@@ -93,6 +89,10 @@ async function unlinkIfExists(path: string): Promise<void> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
+}
+
+function writeNewFileFlushed(path: string, bytes: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => writeFile(path, bytes, { flag: "wx", flush: true }, (error) => (error ? reject(error) : resolve())));
 }
 
 async function openIfExists(path: string): Promise<FileHandle | null> {

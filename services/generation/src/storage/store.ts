@@ -7,8 +7,17 @@ export interface StoredImage {
   stream: NodeJS.ReadableStream;
 }
 
+export interface PutOptions {
+  /**
+   * The caller made this id just now (jobs do), so no earlier image can be
+   * stored under it and the store may skip replacing one under another type.
+   */
+  fresh?: boolean;
+}
+
 export interface ImageStore {
-  put(imageId: string, bytes: Buffer, contentType: string): Promise<void>;
+  /** Stores the image under the id, replacing any image stored there before. */
+  put(imageId: string, bytes: Buffer, contentType: string, options?: PutOptions): Promise<void>;
   /** Null when no image is stored under the id. */
   open(imageId: string): Promise<StoredImage | null>;
   /** Deleting an id that is not stored is not an error. */
