@@ -1,7 +1,6 @@
 import { mkdirSync } from "node:fs";
 import type { Db } from "./db.ts";
 import { openPgDb } from "./pg-db.ts";
-import { openPgliteDb } from "./pglite-db.ts";
 
 /**
  * postgres://… or postgresql://… → a PostgreSQL server through node-postgres;
@@ -9,6 +8,9 @@ import { openPgliteDb } from "./pglite-db.ts";
  */
 export async function openDb(location: string, options: { maxConnections?: number } = {}): Promise<Db> {
   if (/^postgres(ql)?:\/\//.test(location)) return openPgDb(location, options.maxConnections ?? poolMaxFromEnv());
+  // Loaded only when used: PGlite's module alone adds about 40 MB to a process, and a
+  // service on a PostgreSQL server (every production process) never needs it.
+  const { openPgliteDb } = await import("./pglite-db.ts");
   if (location === "memory://") return openPgliteDb();
   mkdirSync(location, { recursive: true });
   return openPgliteDb(location);
