@@ -100,3 +100,46 @@ describe("credentials", () => {
     expect(seen[1]!["x-key"]).toBeUndefined();
   });
 });
+
+describe("requests to the channel's own API", () => {
+  // A server that echoes what it received: method, body, length header, transfer encoding.
+  let echo: Server;
+  let base: string;
+  beforeAll(async () => {
+    echo = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", () => {
+        res.setHeader("content-type", "application/json");
+        res.end(JSON.stringify({ method: req.method, length: req.headers["content-length"] ?? null, chunked: req.headers["transfer-encoding"] ?? null, contentType: req.headers["content-type"] ?? null, body: Buffer.concat(chunks).toString() }));
+      });
+    });
+    await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(() => new Promise<void>((resolve) => echo.close(() => resolve())));
+
+  const guarded = () => guardedFetch({ provider: "openai-compatible", baseUrl: base, allowPrivateNetwork: false, maxResponseBytes: 1024 * 1024, onRefusal: () => {} });
+
+  it("sends a JSON body whole, with its length (not chunked), and reads the answer", async () => {
+    const body = JSON.stringify({ prompt: "a fox", n: 1 });
+    const response = await guarded()(`${base}/images/generations`, { method: "POST", headers: { "content-type": "application/json" }, body });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ method: "POST", length: String(Buffer.byteLength(body)), chunked: null, contentType: "application/json", body });
+  });
+
+  it("still sends bodies node:http cannot take as they are (form data) through fetch", async () => {
+    const form = new FormData();
+    form.append("prompt", "a fox");
+    const response = await guarded()(`${base}/images/edits`, { method: "POST", body: form });
+    const echoed = (await response.json()) as { contentType: string; body: string };
+    expect(echoed.contentType).toMatch(/^multipart\/form-data; boundary=/);
+    expect(echoed.body).toContain("a fox");
+  });
+
+  it("stops a call when its signal aborts", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(guarded()(`${base}/images/generations`, { method: "POST", body: "{}", signal: controller.signal })).rejects.toMatchObject({ name: "AbortError" });
+  });
+});
