@@ -41,12 +41,14 @@ export function openPgDb(url: string, maxConnections = 20): Db {
   // A few connections whose every commit skips the WAL-flush wait, so that a
   // single non-durable statement is one round trip, not BEGIN + SET + it + COMMIT.
   let relaxedPool: pg.Pool | null = null;
+  let relaxedRoot: Queryable | null = null;
   function relaxed(): Queryable {
-    if (!relaxedPool) {
+    if (!relaxedRoot) {
       relaxedPool = new pg.Pool({ connectionString: url, max: Math.min(RELAXED_POOL_MAX, maxConnections), types, options: "-c synchronous_commit=off" });
       relaxedPool.on("error", () => {});
+      relaxedRoot = wrap(relaxedPool);
     }
-    return wrap(relaxedPool);
+    return relaxedRoot;
   }
   let listener: pg.Client | null = null;
   const handlers = new Map<string, Set<(payload: string) => void>>();

@@ -47,11 +47,13 @@ export function startOutboxRelay(options: { db: Db; schema: string; stream: Even
   let roundDone = deferred();
   let lastPruneMs = Date.now();
 
-  const unsent = `SELECT seq, topic, key, event_id, value FROM ${table} WHERE sent_at IS NULL ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE SKIP LOCKED`;
+  const unsentWhere = (condition: string) =>
+    `SELECT seq, topic, key, event_id, value FROM ${table} WHERE ${condition} ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE SKIP LOCKED`;
+  const unsent = unsentWhere("sent_at IS NULL");
   // The turn and the batch in one round trip: no turn gives one row with mine false.
   const turnAndUnsent = prepareStatement(
     `SELECT turn.mine, batch.* FROM (SELECT pg_try_advisory_xact_lock(${ADVISORY_NAMESPACE}, hashtext('${table}')) AS mine) AS turn
-       LEFT JOIN LATERAL (${unsent.replace("WHERE", "WHERE turn.mine AND")}) AS batch ON true ORDER BY batch.seq`,
+       LEFT JOIN LATERAL (${unsentWhere("turn.mine AND sent_at IS NULL")}) AS batch ON true ORDER BY batch.seq`,
   );
 
   async function publishBatch(q: Queryable, rows: OutboxRow[]): Promise<number> {
