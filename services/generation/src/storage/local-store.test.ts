@@ -71,6 +71,13 @@ describe("LocalImageStore", () => {
     expect(await readdir(dir)).toEqual(["img_freshimage01.png"]);
   });
 
+  it("never overwrites or removes an existing file when told an id is fresh", async () => {
+    await store.put("img_freshimage02", Buffer.from("first"), "image/png");
+    await expect(store.put("img_freshimage02", Buffer.from("second"), "image/png", { fresh: true })).rejects.toMatchObject({ code: "EEXIST" });
+    const opened = await store.open("img_freshimage02");
+    expect((await readAll(opened!.stream)).toString()).toBe("first");
+  });
+
   it("refuses an unknown content type and writes nothing", async () => {
     await expect(store.put("img_unknowntype1", Buffer.from("x"), "text/html")).rejects.toThrow(/content type/);
     expect(await readdir(dir)).toEqual([]);

@@ -27,20 +27,33 @@ export class LocalImageStore implements ImageStore {
     const extension = EXTENSION_BY_TYPE.get(contentType);
     if (extension === undefined) throw new Error(`Unsupported image content type ${JSON.stringify(contentType)}`);
 
-    // Written under a dot-name the id pattern can never match, flushed to disk, then renamed
-    // into place: a crash leaves at most a stray temp file, never a half image under the real name.
     // One writeFile (open, write, fsync, close on the thread pool) where a FileHandle took four
     // promise round trips: the file write was about a tenth of the event loop at 100 connections.
+    const finalPath = this.pathFor(imageId, extension);
+    if (options.fresh) {
+      // A fresh id is in no row yet (the job records its images only after this put), so
+      // nobody can read it half-written: write it in place, and save the rename's hop.
+      try {
+        await writeNewFileFlushed(finalPath, bytes);
+      } catch (error) {
+        // "wx": an existing file is never ours to remove.
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") await rm(finalPath, { force: true });
+        throw error;
+      }
+      return;
+    }
+    // Written under a dot-name the id pattern can never match, flushed to disk, then renamed
+    // into place: a crash leaves at most a stray temp file, never a half image under the real name.
     const tempPath = join(this.dir, `.tmp-${imageId}-${randomBytes(6).toString("hex")}`);
     try {
       await writeNewFileFlushed(tempPath, bytes);
-      await rename(tempPath, this.pathFor(imageId, extension));
+      await rename(tempPath, finalPath);
     } catch (error) {
       await rm(tempPath, { force: true });
       throw error;
     }
     // An id re-stored with a different type must not leave the old file to shadow it.
-    if (!options.fresh) await this.removeFiles(imageId, (other) => other !== extension);
+    await this.removeFiles(imageId, (other) => other !== extension);
   }
 
   /** The caller must read the stream to the end or destroy it; either closes the file. */

@@ -9,8 +9,10 @@ export interface StoredImage {
 
 export interface PutOptions {
   /**
-   * The caller made this id just now (jobs do), so no earlier image can be
-   * stored under it and the store may skip replacing one under another type.
+   * The caller made this id just now and records it only after put returns
+   * (jobs do), so no earlier image is stored under it and nobody reads it
+   * meanwhile: the store may skip replacing one under another type, and may
+   * write in place instead of through a temporary name.
    */
   fresh?: boolean;
 }
