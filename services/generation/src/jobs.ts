@@ -9,7 +9,7 @@ import type { Catalog } from "./catalog.ts";
 import { ChannelPool, type ChannelCapacity, type ChannelSlot } from "./capacity.ts";
 import { validateImageRequest, type JobSpec } from "./validate.ts";
 import { CallGate } from "./call-gate.ts";
-import { recordJobChannel, recordJobFailure, recordJobStart, recordJobSuccess, type StoredImage } from "./job-store.ts";
+import { JobStarts, recordJobChannel, recordJobFailure, recordJobSuccess, type StoredImage } from "./job-store.ts";
 import { generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
 import type { ImageStore } from "./storage/store.ts";
 import { signImagePath } from "./storage/signed-links.ts";
@@ -49,10 +49,13 @@ export class JobRunner {
   readonly #inFlight = new Set<Promise<CreateImageReply>>();
   /** Reservations in flight to billing at once (call-gate.ts); more than its database pool can serve only queue there. */
   readonly #reserveGate = new CallGate(RESERVE_CALLS_IN_FLIGHT);
+  /** Job-start rows of concurrent requests go in one INSERT (job-store.ts). */
+  readonly #jobStarts: JobStarts;
   readonly #idempotency: IdempotentRequests;
 
   constructor(private readonly deps: JobDeps) {
     this.#idempotency = new IdempotentRequests({ ...deps, urlSigningSecret: deps.config.urlSigningSecret });
+    this.#jobStarts = new JobStarts(deps.db);
     // Throws at start when a channel's key variable is missing (catalog.ts resolveChannelKeys).
     this.channels = new ChannelPool(deps.catalog, {
       failureThreshold: deps.config.breakerFailures,
@@ -102,7 +105,7 @@ export class JobRunner {
         slot.release();
         return refused(reservation.result.value ?? (refusal(ErrorCode.INTERNAL_ERROR, "billing gave no answer") as Refusal));
       }
-      await recordJobStart(this.deps.db, ids, spec, ResponseFormat[req.responseFormat] ?? "URL", slot.channel.name);
+      await this.#jobStarts.record({ ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name });
     } catch (error) {
       slot.release();
       // Billing or the database failed before the job started: nothing ran, and a
