@@ -34,7 +34,11 @@ export async function emitBillingEvent(q: Queryable, schema: string, ids: Billin
   await enqueueOutbox(q, schema, BILLING_TOPIC, billingEventMessage(ids, kind));
 }
 
-/** The same event as emitBillingEvent, as an INSERT for the end of a caller's single statement (outboxInsert). */
-export function billingEventInsert(schema: string, ids: BillingEventIds, kind: BillingEventKind, firstParam: number): OutboxInsert {
-  return outboxInsert(schema, BILLING_TOPIC, billingEventMessage(ids, kind), firstParam);
+/** The same events as emitBillingEvent, as one INSERT for the end of a caller's single statement (outboxInsert). */
+export function billingEventsInsert(schema: string, events: { ids: BillingEventIds; kind: BillingEventKind }[], firstParam: number): OutboxInsert {
+  return outboxInsert(
+    schema,
+    events.map((event) => ({ topic: BILLING_TOPIC, message: billingEventMessage(event.ids, event.kind) })),
+    firstParam,
+  );
 }

@@ -41,21 +41,27 @@ export interface OutboxInsert {
 }
 
 /**
- * The INSERT of one event into `schema`'s outbox, numbering its parameters from
- * firstParam, so a caller can make it the last step of a single statement
- * (`WITH <its changes> <sql>`) and commit state and event in one round trip.
+ * The INSERT of events into `schema`'s outbox, in the order given, numbering its
+ * parameters from firstParam, so a caller can make it the last step of a single
+ * statement (`WITH <its changes> <sql>`) and commit state and events in one round trip.
  */
-export function outboxInsert(schema: string, topic: string, message: OutgoingMessage, firstParam = 1): OutboxInsert {
-  const value = Buffer.from(message.value.buffer, message.value.byteOffset, message.value.byteLength);
+export function outboxInsert(schema: string, events: { topic: string; message: OutgoingMessage }[], firstParam = 1): OutboxInsert {
   const [a, b, c, d] = [0, 1, 2, 3].map((index) => `$${firstParam + index}`);
   return {
-    sql: `INSERT INTO ${outboxTable(schema)} (topic, key, event_id, value) VALUES (${a}, ${b}, ${c}, ${d}::bytea)`,
-    params: [topic, message.key, message.id, value],
+    sql: `INSERT INTO ${outboxTable(schema)} (topic, key, event_id, value)
+          SELECT topic, key, event_id, value FROM unnest(${a}::text[], ${b}::text[], ${c}::text[], ${d}::bytea[])
+                 WITH ORDINALITY AS event (topic, key, event_id, value, position) ORDER BY position`,
+    params: [
+      events.map((event) => event.topic),
+      events.map((event) => event.message.key),
+      events.map((event) => event.message.id),
+      events.map(({ message }) => Buffer.from(message.value.buffer, message.value.byteOffset, message.value.byteLength)),
+    ],
   };
 }
 
 /** Adds one event to the outbox, inside the caller's transaction `q`. */
 export async function enqueueOutbox(q: Queryable, schema: string, topic: string, message: OutgoingMessage): Promise<void> {
-  const insert = outboxInsert(schema, topic, message);
+  const insert = outboxInsert(schema, [{ topic, message }]);
   await q.query(insert.sql, insert.params);
 }

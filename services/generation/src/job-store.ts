@@ -1,9 +1,10 @@
-import { billingEventInsert, emitBillingEvent, type BillingEventIds } from "@orvado/events";
+import { billingEventsInsert, emitBillingEvent, type BillingEventIds } from "@orvado/events";
 import { codeText, tierName } from "@orvado/core";
 import type { Db } from "@orvado/db";
 import type { ErrorCode } from "@orvado/proto";
 import type { JobSpec } from "./validate.ts";
 import { releaseIdempotencyKey } from "./idempotency.ts";
+import { SharedWrites } from "./shared-writes.ts";
 
 // The job's rows and its billing event change in one transaction (the outbox):
 // a job can never finish without billing hearing of it, nor the other way round.
@@ -24,43 +25,9 @@ export interface JobStart {
   channel: string;
 }
 
-/** Most job-start rows one INSERT carries. */
-const MAX_STARTS_PER_INSERT = 500;
-
-/**
- * Writes job-start rows, those of concurrent requests in one INSERT: while one
- * INSERT is in flight, the rows that come meanwhile wait and go together in the
- * next. One request at a time is one INSERT each, as before; at 100 connections
- * a round trip (and a PostgreSQL wake-up) carries many rows instead of one.
- */
-export class JobStarts {
-  readonly #waiting: { start: JobStart; resolve: () => void; reject: (error: unknown) => void }[] = [];
-  #writing = false;
-
-  constructor(private readonly db: Db) {}
-
-  record(start: JobStart): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#waiting.push({ start, resolve, reject });
-      if (!this.#writing) void this.#drain();
-    });
-  }
-
-  async #drain(): Promise<void> {
-    this.#writing = true;
-    while (this.#waiting.length > 0) {
-      const batch = this.#waiting.splice(0, MAX_STARTS_PER_INSERT);
-      try {
-        await insertJobStarts(this.db, batch.map((entry) => entry.start));
-        for (const entry of batch) entry.resolve();
-      } catch (error) {
-        // A row the database refuses must fail only its own job: the rest go one by one.
-        if (batch.length === 1) batch[0]!.reject(error);
-        else for (const entry of batch) await insertJobStarts(this.db, [entry.start]).then(entry.resolve, entry.reject);
-      }
-    }
-    this.#writing = false;
-  }
+/** Job-start rows; those of concurrent jobs go in one INSERT (shared-writes.ts). */
+export function jobStartWriter(db: Db): SharedWrites<JobStart> {
+  return new SharedWrites((starts) => insertJobStarts(db, starts));
 }
 
 async function insertJobStarts(db: Db, starts: JobStart[]): Promise<void> {
@@ -89,29 +56,47 @@ async function insertJobStarts(db: Db, starts: JobStart[]): Promise<void> {
   );
 }
 
-/** Images, the job's new status and the `completed` event, as one statement: one round trip, one durable commit. */
-export async function recordJobSuccess(db: Db, ids: BillingEventIds, images: StoredImage[]): Promise<void> {
-  const event = billingEventInsert("generation", ids, { case: "completed", value: { imagesDelivered: images.length } }, 9);
+export interface JobSuccess {
+  ids: BillingEventIds;
+  images: StoredImage[];
+}
+
+/**
+ * Each job's images, its new status and its `completed` event, in one durable
+ * statement; those of concurrent jobs in the same one (shared-writes.ts).
+ */
+export function jobSuccessWriter(db: Db): SharedWrites<JobSuccess> {
+  return new SharedWrites((successes) => insertJobSuccesses(db, successes));
+}
+
+async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void> {
+  const images = successes.flatMap(({ ids, images }) => images.map((image, position) => ({ requestId: ids.requestId, position, image })));
+  const events = billingEventsInsert(
+    "generation",
+    successes.map(({ ids, images }) => ({ ids, kind: { case: "completed" as const, value: { imagesDelivered: images.length } } })),
+    11,
+  );
   await db.query(
     `WITH stored AS (
        INSERT INTO generation.images (image_id, request_id, position, content_type, width, height, bytes, expires_at)
-       SELECT image_id, $1, position - 1, content_type, width, height, bytes, expires_at
-         FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::int[], $7::timestamptz[])
-              WITH ORDINALITY AS image (image_id, content_type, width, height, bytes, expires_at, position)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[])
      ), finished AS (
-       UPDATE generation.jobs SET status = 'succeeded', images_delivered = $8, finished_at = now() WHERE request_id = $1
+       UPDATE generation.jobs AS job SET status = 'succeeded', images_delivered = done.images, finished_at = now()
+         FROM unnest($9::text[], $10::int[]) AS done (request_id, images) WHERE job.request_id = done.request_id
      )
-     ${event.sql}`,
+     ${events.sql}`,
     [
-      ids.requestId,
-      images.map((image) => image.imageId),
-      images.map((image) => image.contentType),
-      images.map((image) => image.width),
-      images.map((image) => image.height),
-      images.map((image) => image.bytes),
-      images.map((image) => image.expiresAt),
-      images.length,
-      ...event.params,
+      images.map((row) => row.image.imageId),
+      images.map((row) => row.requestId),
+      images.map((row) => row.position),
+      images.map((row) => row.image.contentType),
+      images.map((row) => row.image.width),
+      images.map((row) => row.image.height),
+      images.map((row) => row.image.bytes),
+      images.map((row) => row.image.expiresAt),
+      successes.map((success) => success.ids.requestId),
+      successes.map((success) => success.images.length),
+      ...events.params,
     ],
   );
 }

@@ -9,7 +9,8 @@ import type { Catalog } from "./catalog.ts";
 import { ChannelPool, type ChannelCapacity, type ChannelSlot } from "./capacity.ts";
 import { validateImageRequest, type JobSpec } from "./validate.ts";
 import { CallGate } from "./call-gate.ts";
-import { JobStarts, recordJobChannel, recordJobFailure, recordJobSuccess, type StoredImage } from "./job-store.ts";
+import type { SharedWrites } from "./shared-writes.ts";
+import { jobStartWriter, jobSuccessWriter, recordJobChannel, recordJobFailure, type JobStart, type JobSuccess, type StoredImage } from "./job-store.ts";
 import { generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
 import type { ImageStore } from "./storage/store.ts";
 import { signImagePath } from "./storage/signed-links.ts";
@@ -49,13 +50,15 @@ export class JobRunner {
   readonly #inFlight = new Set<Promise<CreateImageReply>>();
   /** Reservations in flight to billing at once (call-gate.ts); more than its database pool can serve only queue there. */
   readonly #reserveGate = new CallGate(RESERVE_CALLS_IN_FLIGHT);
-  /** Job-start rows of concurrent requests go in one INSERT (job-store.ts). */
-  readonly #jobStarts: JobStarts;
+  /** Job-start rows, and outcomes, of concurrent jobs go in one statement each (shared-writes.ts). */
+  readonly #jobStarts: SharedWrites<JobStart>;
+  readonly #jobSuccesses: SharedWrites<JobSuccess>;
   readonly #idempotency: IdempotentRequests;
 
   constructor(private readonly deps: JobDeps) {
     this.#idempotency = new IdempotentRequests({ ...deps, urlSigningSecret: deps.config.urlSigningSecret });
-    this.#jobStarts = new JobStarts(deps.db);
+    this.#jobStarts = jobStartWriter(deps.db);
+    this.#jobSuccesses = jobSuccessWriter(deps.db);
     // Throws at start when a channel's key variable is missing (catalog.ts resolveChannelKeys).
     this.channels = new ChannelPool(deps.catalog, {
       failureThreshold: deps.config.breakerFailures,
@@ -105,7 +108,7 @@ export class JobRunner {
         slot.release();
         return refused(reservation.result.value ?? (refusal(ErrorCode.INTERNAL_ERROR, "billing gave no answer") as Refusal));
       }
-      await this.#jobStarts.record({ ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name });
+      await this.#jobStarts.add({ ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name });
     } catch (error) {
       slot.release();
       // Billing or the database failed before the job started: nothing ran, and a
@@ -135,7 +138,7 @@ export class JobRunner {
       if (!outcome.ok) metricOutcome = outcome.kind === "refused" ? "refused" : "failed";
       if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused");
       const stored = await this.#store(spec, outcome.images);
-      await recordJobSuccess(this.deps.db, ids, stored);
+      await this.#jobSuccesses.add({ ids, images: stored });
       this.deps.relay.poke();
       metricOutcome = "succeeded";
       log.info({ images: stored.length, channel: slot.channel.name, resized: outcome.resized }, "job succeeded");

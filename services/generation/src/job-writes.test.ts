@@ -1,0 +1,115 @@
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newRequestId } from "@orvado/core";
+import { migrate, openDb, type Db } from "@orvado/db";
+import { Tier } from "@orvado/proto";
+import { freshDatabase, type FreshDatabase } from "@orvado/testkit";
+import { parseCatalog } from "./catalog.ts";
+import { jobStartWriter, jobSuccessWriter, type JobStart } from "./job-store.ts";
+import { migrateOutbox } from "@orvado/events";
+
+// Job-start rows and job outcomes of concurrent jobs share statements; each job
+// still learns whether its own rows were written.
+
+let database: FreshDatabase;
+let db: Db;
+const model = parseCatalog({ models: [{ id: "beta", family: "beta", tiers: ["1K"], channels: [{ name: "sandbox", provider: "sandbox", capacity: 10 }] }] }).get("beta")!;
+
+/** Counts the statements that reach the database. */
+function counting(inner: Db): { db: Db; statements: () => number } {
+  let count = 0;
+  const db: Db = { ...inner, query: (sql, params, options) => ((count += 1), inner.query(sql, params, options)) } as Db;
+  return { db, statements: () => count };
+}
+
+const start = (requestId = newRequestId()): JobStart => ({
+  ids: { requestId, accountId: "acct_starts", keyId: "key_starts" },
+  spec: { model, prompt: "a lighthouse", size: { width: 1024, height: 1024, label: "1024x1024" }, tier: Tier.TIER_1K, quality: undefined, n: 2 } as JobStart["spec"],
+  responseFormat: "URL",
+  channel: "sandbox",
+});
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  db = await openDb(database.url);
+  await migrate(db, "generation", fileURLToPath(new URL("../migrations", import.meta.url)));
+  await migrateOutbox(db, "generation");
+});
+
+afterAll(async () => {
+  await db?.close();
+  await database?.drop();
+});
+
+describe("job-start rows (jobStartWriter)", () => {
+  it("writes one row per job, those of concurrent jobs in fewer INSERTs than jobs", async () => {
+    const { db: countingDb, statements } = counting(db);
+    const starts = jobStartWriter(countingDb);
+    const jobs = Array.from({ length: 50 }, () => start());
+    await Promise.all(jobs.map((job) => starts.add(job)));
+    const rows = await db.query<{ request_id: string; status: string; images_requested: number; tier: string; channel: string }>(
+      "SELECT request_id, status, images_requested, tier, channel FROM generation.jobs WHERE request_id = ANY($1::text[])",
+      [jobs.map((job) => job.ids.requestId)],
+    );
+    expect(rows.rowCount).toBe(50);
+    expect(rows.rows.every((row) => row.status === "running" && row.images_requested === 2 && row.tier === "1K" && row.channel === "sandbox")).toBe(true);
+    expect(statements()).toBeLessThan(50);
+    expect(statements()).toBeGreaterThanOrEqual(1);
+  });
+
+  it("fails only the job whose row the database refuses", async () => {
+    const taken = start();
+    await jobStartWriter(db).add(taken);
+    const starts = jobStartWriter(db);
+    const others = Array.from({ length: 9 }, () => start());
+    const results = await Promise.allSettled([...others.slice(0, 4), start(taken.ids.requestId), ...others.slice(4)].map((job) => starts.add(job)));
+    expect(results.filter((result) => result.status === "rejected")).toHaveLength(1);
+    expect(results[4]!.status).toBe("rejected");
+    const written = await db.query("SELECT 1 FROM generation.jobs WHERE request_id = ANY($1::text[])", [others.map((job) => job.ids.requestId)]);
+    expect(written.rowCount).toBe(9);
+  });
+});
+
+describe("job outcomes (jobSuccessWriter)", () => {
+  it("records each job's images, status and completed event, those of concurrent jobs in fewer statements", async () => {
+    const jobs = Array.from({ length: 30 }, () => start());
+    await Promise.all(jobs.map((job) => jobStartWriter(db).add(job)));
+    const { db: countingDb, statements } = counting(db);
+    const successes = jobSuccessWriter(countingDb);
+    const expiresAt = new Date(Date.now() + 3_600_000);
+    await Promise.all(
+      jobs.map((job, index) =>
+        successes.add({
+          ids: job.ids,
+          images: Array.from({ length: 1 + (index % 2) }, (_, position) => ({ imageId: `img_${job.ids.requestId.slice(4)}${position}`, contentType: "image/png", width: 1024, height: 1024, bytes: 100 + position, expiresAt })),
+        }),
+      ),
+    );
+    const requestIds = jobs.map((job) => job.ids.requestId);
+    const finished = await db.query<{ request_id: string; status: string; images_delivered: number }>(
+      "SELECT request_id, status, images_delivered FROM generation.jobs WHERE request_id = ANY($1::text[])",
+      [requestIds],
+    );
+    expect(finished.rows.every((row) => row.status === "succeeded" && row.images_delivered === 1 + (requestIds.indexOf(row.request_id) % 2))).toBe(true);
+    const images = await db.query<{ request_id: string; position: number }>("SELECT request_id, position FROM generation.images WHERE request_id = ANY($1::text[])", [requestIds]);
+    expect(images.rowCount).toBe(45);
+    const events = await db.query<{ event_id: string }>("SELECT event_id FROM generation.outbox WHERE event_id = ANY($1::text[]) ORDER BY seq", [requestIds.map((id) => `${id}:completed`)]);
+    expect(new Set(events.rows.map((row) => row.event_id)).size).toBe(30);
+    expect(statements()).toBeLessThan(30);
+  });
+
+  it("fails only the job whose rows the database refuses", async () => {
+    const jobs = Array.from({ length: 6 }, () => start());
+    await Promise.all(jobs.map((job) => jobStartWriter(db).add(job)));
+    const expiresAt = new Date(Date.now() + 3_600_000);
+    const image = (imageId: string) => [{ imageId, contentType: "image/png", width: 1024, height: 1024, bytes: 1, expiresAt }];
+    const successes = jobSuccessWriter(db);
+    await successes.add({ ids: jobs[0]!.ids, images: image("img_takenimage0001") });
+    // Five at once; the third reuses the first job's image id, which the images' primary key refuses.
+    const rest = jobs.slice(1);
+    const results = await Promise.allSettled(rest.map((job, index) => successes.add({ ids: job.ids, images: image(index === 2 ? "img_takenimage0001" : `img_ownimage0000${index}`) })));
+    expect(results.map((result) => result.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled"]);
+    const finished = await db.query<{ request_id: string }>("SELECT request_id FROM generation.jobs WHERE status = 'succeeded' AND request_id = ANY($1::text[])", [rest.map((job) => job.ids.requestId)]);
+    expect(finished.rows.map((row) => row.request_id).sort()).toEqual(rest.filter((_, index) => index !== 2).map((job) => job.ids.requestId).sort());
+  });
+});
