@@ -5,3 +5,4 @@ export * from "./config.ts";
 export * from "./log.ts";
 export * from "./process.ts";
 export * from "./tiers.ts";
+export * from "./shared-calls.ts";

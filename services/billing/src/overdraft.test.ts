@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDb, type Db } from "@orvado/db";
+import { usingServer } from "@orvado/testkit";
+import { reserve } from "./reserve.ts";
 import { CostStatus, ErrorCode, Tier } from "@orvado/proto";
 import {
   BETA_1K_MICROS,
@@ -18,8 +21,10 @@ import {
 } from "./test-support.ts";
 
 // No overdraft, ever: many Reserve calls racing for the same money through the
-// RPC (on PostgreSQL each one is its own concurrent transaction from the pool)
-// hold exactly what the account, or the key's limit, can pay for.
+// RPC hold exactly what the account, or the key's limit, can pay for. Calls that
+// arrive while one is in flight share the next statement (reserve.ts), so the
+// last test also races several database handles, as billing replicas would:
+// their statements are concurrent transactions on PostgreSQL.
 
 const PARALLEL = 200;
 
@@ -110,5 +115,34 @@ describe("no overdraft under parallel reservations", () => {
       [held[0]!.keyId],
     );
     expect(spend.rows).toEqual([{ captured_micros: 3n * BETA_1K_MICROS, held_micros: 0n }]);
+  });
+
+  it(`holds exactly 7 of ${PARALLEL} racing across four database handles, each sharing its own statements`, async () => {
+    const topUpMicros = 7n * BETA_1K_MICROS;
+    const accountId = await fundedAccount(billing.client, topUpMicros);
+    // PGlite in memory is one database per handle, so there the handles are one.
+    const extra: Db[] = usingServer() ? await Promise.all([1, 2, 3].map(() => openDb(billing.url))) : [];
+    const handles = [billing.db, ...extra];
+    const statements = new Map<Db, number>();
+    const counted = handles.map((db) => {
+      const wrapper = { ...db, query: (sql: string, params?: unknown[], options?: { durable?: boolean }) => (statements.set(wrapper, (statements.get(wrapper) ?? 0) + 1), db.query(sql, params, options)) } as Db;
+      return wrapper;
+    });
+    try {
+      const keyId = uniqueId("key");
+      const outcomes = await Promise.all(
+        Array.from({ length: PARALLEL }, (_, index) =>
+          reserve(counted[index % counted.length]!, betaReserve({ requestId: uniqueId("req"), accountId, keyId }), 3_600_000),
+        ),
+      );
+      expect(outcomes.filter((outcome) => "hold" in outcome)).toHaveLength(7);
+      expect(outcomes.filter((outcome) => "refusal" in outcome && outcome.refusal.code === ErrorCode.INSUFFICIENT_USER_QUOTA)).toHaveLength(PARALLEL - 7);
+      expect(await balanceOf(billing.client, accountId)).toEqual({ balanceMicros: topUpMicros, heldMicros: topUpMicros, availableMicros: 0n });
+      // Shared: far fewer statements than reservations.
+      const total = [...statements.values()].reduce((sum, count) => sum + count, 0);
+      expect(total).toBeLessThan(PARALLEL / 2);
+    } finally {
+      await Promise.all(extra.map((db) => db.close()));
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { ErrorCode, type Refusal } from "@orvado/proto";
-import { microsToUsd, refusal, tierName, type TierName } from "@orvado/core";
+import { microsToUsd, refusal, SharedCalls, tierName, type TierName } from "@orvado/core";
 import { prepareStatement, type Db, type Queryable } from "@orvado/db";
 import { priceFor } from "./prices.ts";
 import { BILLING_TOPIC, billingEventMessage } from "@orvado/events";
@@ -25,7 +25,9 @@ export interface HoldView {
 
 export type ReserveOutcome = { hold: HoldView } | { refusal: Refusal };
 
-const RESERVE_HOLD = prepareStatement("SELECT * FROM billing.reserve_hold($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)");
+const RESERVE_HOLDS = prepareStatement(
+  "SELECT * FROM billing.reserve_holds($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::int[], $9::timestamptz[], $10::bigint[], $11::text[], $12, $13::text[], $14::bytea[])",
+);
 
 const quotaRefusal = (message: string) => ({ refusal: refusal(ErrorCode.INSUFFICIENT_USER_QUOTA, message) as Refusal });
 
@@ -50,7 +52,7 @@ const knownPrices = new Map<string, bigint>();
  * A repeated call for the same request id returns the hold it already made.
  * The steps run inside PostgreSQL as billing.reserve_hold (migration 003): one
  * round trip, so the account's row lock is held for microseconds, not a dozen
- * network round trips.
+ * network round trips; concurrent reservations share that round trip (holdInDatabase).
  */
 export async function reserve(db: Db, input: ReserveInput, holdTtlMs: number): Promise<ReserveOutcome> {
   const tier = tierName(input.tier);
@@ -98,40 +100,64 @@ function holdView(requestId: string, row: HoldRow): HoldView {
   };
 }
 
-async function holdInDatabase(q: Queryable, input: ReserveInput, tier: TierName, unitPriceMicros: bigint, holdTtlMs: number): Promise<HoldRow> {
-  const expiresAt = new Date(Date.now() + holdTtlMs);
-  const amountMicros = unitPriceMicros * BigInt(input.imagesRequested);
-  // Built before the call: it is written to billing's outbox only if the hold is made.
-  const event = billingEventMessage(input, {
-    case: "reserved",
-    value: {
-      model: input.model,
-      tier: input.tier,
-      size: input.size,
-      imagesRequested: input.imagesRequested,
-      unitPriceMicros,
-      amountMicros,
-      expiresAtUnixMs: BigInt(expiresAt.getTime()),
-    },
+interface HoldCall {
+  input: ReserveInput;
+  tier: TierName;
+  unitPriceMicros: bigint;
+  holdTtlMs: number;
+}
+
+/**
+ * Reservations of concurrent requests on one Db share a statement
+ * (billing.reserve_holds, migration 004; SharedCalls): one round trip and one
+ * durable commit carry every hold that arrived while the previous call was in
+ * flight, each decided exactly as alone, in account order.
+ */
+const holdCalls = new WeakMap<Queryable, SharedCalls<HoldCall, HoldRow>>();
+
+function holdInDatabase(q: Queryable, input: ReserveInput, tier: TierName, unitPriceMicros: bigint, holdTtlMs: number): Promise<HoldRow> {
+  let calls = holdCalls.get(q);
+  if (!calls) {
+    calls = new SharedCalls((batch) => reserveHolds(q, batch));
+    holdCalls.set(q, calls);
+  }
+  return calls.call({ input, tier, unitPriceMicros, holdTtlMs });
+}
+
+async function reserveHolds(q: Queryable, calls: HoldCall[]): Promise<HoldRow[]> {
+  const rows = calls.map(({ input, tier, unitPriceMicros, holdTtlMs }) => {
+    const expiresAt = new Date(Date.now() + holdTtlMs);
+    // Built before the call: it is written to billing's outbox only if the hold is made.
+    const event = billingEventMessage(input, {
+      case: "reserved",
+      value: {
+        model: input.model,
+        tier: input.tier,
+        size: input.size,
+        imagesRequested: input.imagesRequested,
+        unitPriceMicros,
+        amountMicros: unitPriceMicros * BigInt(input.imagesRequested),
+        expiresAtUnixMs: BigInt(expiresAt.getTime()),
+      },
+    });
+    return { input, tier, unitPriceMicros, expiresAt, event };
   });
-  const { rows } = await q.query<HoldRow>(
-    RESERVE_HOLD,
-    [
-      input.requestId,
-      input.accountId,
-      input.keyId,
-      input.keyLimitMicros ?? null,
-      input.model,
-      tier,
-      input.size,
-      input.imagesRequested,
-      expiresAt,
-      unitPriceMicros,
-      `${input.model} ${tier} x${input.imagesRequested}`,
-      BILLING_TOPIC,
-      event.id,
-      Buffer.from(event.value.buffer, event.value.byteOffset, event.value.byteLength),
-    ],
-  );
-  return rows[0]!;
+  const { rows: held } = await q.query<HoldRow & { item: number }>(RESERVE_HOLDS, [
+    rows.map((row) => row.input.requestId),
+    rows.map((row) => row.input.accountId),
+    rows.map((row) => row.input.keyId),
+    rows.map((row) => row.input.keyLimitMicros ?? null),
+    rows.map((row) => row.input.model),
+    rows.map((row) => row.tier),
+    rows.map((row) => row.input.size),
+    rows.map((row) => row.input.imagesRequested),
+    rows.map((row) => row.expiresAt),
+    rows.map((row) => row.unitPriceMicros),
+    rows.map((row) => `${row.input.model} ${row.tier} x${row.input.imagesRequested}`),
+    BILLING_TOPIC,
+    rows.map((row) => row.event.id),
+    rows.map((row) => Buffer.from(row.event.value.buffer, row.event.value.byteOffset, row.event.value.byteLength)),
+  ]);
+  const byItem = new Map(held.map((row) => [Number(row.item), row]));
+  return rows.map((_, index) => byItem.get(index + 1)!);
 }

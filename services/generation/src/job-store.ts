@@ -1,10 +1,9 @@
 import { billingEventsInsert, emitBillingEvent, type BillingEventIds } from "@orvado/events";
-import { codeText, tierName } from "@orvado/core";
+import { codeText, SharedCalls, tierName } from "@orvado/core";
 import type { Db } from "@orvado/db";
 import type { ErrorCode } from "@orvado/proto";
 import type { JobSpec } from "./validate.ts";
 import { releaseIdempotencyKey } from "./idempotency.ts";
-import { SharedWrites } from "./shared-writes.ts";
 
 // The job's rows and its billing event change in one transaction (the outbox):
 // a job can never finish without billing hearing of it, nor the other way round.
@@ -25,9 +24,12 @@ export interface JobStart {
   channel: string;
 }
 
-/** Job-start rows; those of concurrent jobs go in one INSERT (shared-writes.ts). */
-export function jobStartWriter(db: Db): SharedWrites<JobStart> {
-  return new SharedWrites((starts) => insertJobStarts(db, starts));
+/** Job-start rows; those of concurrent jobs go in one INSERT (SharedCalls). */
+export function jobStartWriter(db: Db): SharedCalls<JobStart, void> {
+  return new SharedCalls<JobStart, void>(async (starts) => {
+    await insertJobStarts(db, starts);
+    return starts.map(() => undefined);
+  });
 }
 
 async function insertJobStarts(db: Db, starts: JobStart[]): Promise<void> {
@@ -63,10 +65,13 @@ export interface JobSuccess {
 
 /**
  * Each job's images, its new status and its `completed` event, in one durable
- * statement; those of concurrent jobs in the same one (shared-writes.ts).
+ * statement; those of concurrent jobs in the same one (SharedCalls).
  */
-export function jobSuccessWriter(db: Db): SharedWrites<JobSuccess> {
-  return new SharedWrites((successes) => insertJobSuccesses(db, successes));
+export function jobSuccessWriter(db: Db): SharedCalls<JobSuccess, void> {
+  return new SharedCalls<JobSuccess, void>(async (successes) => {
+    await insertJobSuccesses(db, successes);
+    return successes.map(() => undefined);
+  });
 }
 
 async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void> {

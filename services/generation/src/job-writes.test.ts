@@ -46,7 +46,7 @@ describe("job-start rows (jobStartWriter)", () => {
     const { db: countingDb, statements } = counting(db);
     const starts = jobStartWriter(countingDb);
     const jobs = Array.from({ length: 50 }, () => start());
-    await Promise.all(jobs.map((job) => starts.add(job)));
+    await Promise.all(jobs.map((job) => starts.call(job)));
     const rows = await db.query<{ request_id: string; status: string; images_requested: number; tier: string; channel: string }>(
       "SELECT request_id, status, images_requested, tier, channel FROM generation.jobs WHERE request_id = ANY($1::text[])",
       [jobs.map((job) => job.ids.requestId)],
@@ -59,10 +59,10 @@ describe("job-start rows (jobStartWriter)", () => {
 
   it("fails only the job whose row the database refuses", async () => {
     const taken = start();
-    await jobStartWriter(db).add(taken);
+    await jobStartWriter(db).call(taken);
     const starts = jobStartWriter(db);
     const others = Array.from({ length: 9 }, () => start());
-    const results = await Promise.allSettled([...others.slice(0, 4), start(taken.ids.requestId), ...others.slice(4)].map((job) => starts.add(job)));
+    const results = await Promise.allSettled([...others.slice(0, 4), start(taken.ids.requestId), ...others.slice(4)].map((job) => starts.call(job)));
     expect(results.filter((result) => result.status === "rejected")).toHaveLength(1);
     expect(results[4]!.status).toBe("rejected");
     const written = await db.query("SELECT 1 FROM generation.jobs WHERE request_id = ANY($1::text[])", [others.map((job) => job.ids.requestId)]);
@@ -73,13 +73,13 @@ describe("job-start rows (jobStartWriter)", () => {
 describe("job outcomes (jobSuccessWriter)", () => {
   it("records each job's images, status and completed event, those of concurrent jobs in fewer statements", async () => {
     const jobs = Array.from({ length: 30 }, () => start());
-    await Promise.all(jobs.map((job) => jobStartWriter(db).add(job)));
+    await Promise.all(jobs.map((job) => jobStartWriter(db).call(job)));
     const { db: countingDb, statements } = counting(db);
     const successes = jobSuccessWriter(countingDb);
     const expiresAt = new Date(Date.now() + 3_600_000);
     await Promise.all(
       jobs.map((job, index) =>
-        successes.add({
+        successes.call({
           ids: job.ids,
           images: Array.from({ length: 1 + (index % 2) }, (_, position) => ({ imageId: `img_${job.ids.requestId.slice(4)}${position}`, contentType: "image/png", width: 1024, height: 1024, bytes: 100 + position, expiresAt })),
         }),
@@ -100,14 +100,14 @@ describe("job outcomes (jobSuccessWriter)", () => {
 
   it("fails only the job whose rows the database refuses", async () => {
     const jobs = Array.from({ length: 6 }, () => start());
-    await Promise.all(jobs.map((job) => jobStartWriter(db).add(job)));
+    await Promise.all(jobs.map((job) => jobStartWriter(db).call(job)));
     const expiresAt = new Date(Date.now() + 3_600_000);
     const image = (imageId: string) => [{ imageId, contentType: "image/png", width: 1024, height: 1024, bytes: 1, expiresAt }];
     const successes = jobSuccessWriter(db);
-    await successes.add({ ids: jobs[0]!.ids, images: image("img_takenimage0001") });
+    await successes.call({ ids: jobs[0]!.ids, images: image("img_takenimage0001") });
     // Five at once; the third reuses the first job's image id, which the images' primary key refuses.
     const rest = jobs.slice(1);
-    const results = await Promise.allSettled(rest.map((job, index) => successes.add({ ids: job.ids, images: image(index === 2 ? "img_takenimage0001" : `img_ownimage0000${index}`) })));
+    const results = await Promise.allSettled(rest.map((job, index) => successes.call({ ids: job.ids, images: image(index === 2 ? "img_takenimage0001" : `img_ownimage0000${index}`) })));
     expect(results.map((result) => result.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled"]);
     const finished = await db.query<{ request_id: string }>("SELECT request_id FROM generation.jobs WHERE status = 'succeeded' AND request_id = ANY($1::text[])", [rest.map((job) => job.ids.requestId)]);
     expect(finished.rows.map((row) => row.request_id).sort()).toEqual(rest.filter((_, index) => index !== 2).map((job) => job.ids.requestId).sort());

@@ -1,5 +1,5 @@
 import { ErrorCode, ResponseFormat, type BillingService, type CreateImageRequest, type Refusal } from "@orvado/proto";
-import { newId, refusal, type Logger } from "@orvado/core";
+import { newId, refusal, type Logger, type SharedCalls } from "@orvado/core";
 import type { Client } from "@orvado/rpc";
 import type { Db } from "@orvado/db";
 import type { OutboxRelay } from "@orvado/events";
@@ -9,7 +9,6 @@ import type { Catalog } from "./catalog.ts";
 import { ChannelPool, type ChannelCapacity, type ChannelSlot } from "./capacity.ts";
 import { validateImageRequest, type JobSpec } from "./validate.ts";
 import { CallGate } from "./call-gate.ts";
-import type { SharedWrites } from "./shared-writes.ts";
 import { jobStartWriter, jobSuccessWriter, recordJobChannel, recordJobFailure, type JobStart, type JobSuccess, type StoredImage } from "./job-store.ts";
 import { generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
 import type { ImageStore } from "./storage/store.ts";
@@ -50,9 +49,9 @@ export class JobRunner {
   readonly #inFlight = new Set<Promise<CreateImageReply>>();
   /** Reservations in flight to billing at once (call-gate.ts); more than its database pool can serve only queue there. */
   readonly #reserveGate = new CallGate(RESERVE_CALLS_IN_FLIGHT);
-  /** Job-start rows, and outcomes, of concurrent jobs go in one statement each (shared-writes.ts). */
-  readonly #jobStarts: SharedWrites<JobStart>;
-  readonly #jobSuccesses: SharedWrites<JobSuccess>;
+  /** Job-start rows, and outcomes, of concurrent jobs go in one statement each (SharedCalls in @orvado/core). */
+  readonly #jobStarts: SharedCalls<JobStart, void>;
+  readonly #jobSuccesses: SharedCalls<JobSuccess, void>;
   readonly #idempotency: IdempotentRequests;
 
   constructor(private readonly deps: JobDeps) {
@@ -108,7 +107,7 @@ export class JobRunner {
         slot.release();
         return refused(reservation.result.value ?? (refusal(ErrorCode.INTERNAL_ERROR, "billing gave no answer") as Refusal));
       }
-      await this.#jobStarts.add({ ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name });
+      await this.#jobStarts.call({ ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name });
     } catch (error) {
       slot.release();
       // Billing or the database failed before the job started: nothing ran, and a
@@ -138,7 +137,7 @@ export class JobRunner {
       if (!outcome.ok) metricOutcome = outcome.kind === "refused" ? "refused" : "failed";
       if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused");
       const stored = await this.#store(spec, outcome.images);
-      await this.#jobSuccesses.add({ ids, images: stored });
+      await this.#jobSuccesses.call({ ids, images: stored });
       this.deps.relay.poke();
       metricOutcome = "succeeded";
       log.info({ images: stored.length, channel: slot.channel.name, resized: outcome.resized }, "job succeeded");
