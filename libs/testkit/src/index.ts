@@ -1,2 +1,3 @@
 export * from "./database.ts";
 export * from "./grpc-js.ts";
+export * from "./counting.ts";

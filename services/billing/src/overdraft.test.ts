@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDb, type Db } from "@orvado/db";
-import { usingServer } from "@orvado/testkit";
+import { countingStatements, usingServer } from "@orvado/testkit";
 import { reserve } from "./reserve.ts";
 import { CostStatus, ErrorCode, Tier } from "@orvado/proto";
 import {
@@ -123,11 +123,8 @@ describe("no overdraft under parallel reservations", () => {
     // PGlite in memory is one database per handle, so there the handles are one.
     const extra: Db[] = usingServer() ? await Promise.all([1, 2, 3].map(() => openDb(billing.url))) : [];
     const handles = [billing.db, ...extra];
-    const statements = new Map<Db, number>();
-    const counted = handles.map((db) => {
-      const wrapper = { ...db, query: (sql: string, params?: unknown[], options?: { durable?: boolean }) => (statements.set(wrapper, (statements.get(wrapper) ?? 0) + 1), db.query(sql, params, options)) } as Db;
-      return wrapper;
-    });
+    const counters = handles.map((db) => countingStatements(db));
+    const counted = counters.map((counter) => counter.db);
     try {
       const keyId = uniqueId("key");
       const outcomes = await Promise.all(
@@ -139,7 +136,7 @@ describe("no overdraft under parallel reservations", () => {
       expect(outcomes.filter((outcome) => "refusal" in outcome && outcome.refusal.code === ErrorCode.INSUFFICIENT_USER_QUOTA)).toHaveLength(PARALLEL - 7);
       expect(await balanceOf(billing.client, accountId)).toEqual({ balanceMicros: topUpMicros, heldMicros: topUpMicros, availableMicros: 0n });
       // Shared: far fewer statements than reservations.
-      const total = [...statements.values()].reduce((sum, count) => sum + count, 0);
+      const total = counters.reduce((sum, counter) => sum + counter.statements(), 0);
       expect(total).toBeLessThan(PARALLEL / 2);
     } finally {
       await Promise.all(extra.map((db) => db.close()));

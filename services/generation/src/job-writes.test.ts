@@ -1,26 +1,18 @@
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newRequestId } from "@orvado/core";
-import { migrate, openDb, type Db } from "@orvado/db";
+import type { Db } from "@orvado/db";
 import { Tier } from "@orvado/proto";
-import { freshDatabase, type FreshDatabase } from "@orvado/testkit";
+import { countingStatements as counting } from "@orvado/testkit";
 import { parseCatalog } from "./catalog.ts";
 import { jobStartWriter, jobSuccessWriter, type JobStart } from "./job-store.ts";
-import { migrateOutbox } from "@orvado/events";
+import { openGenerationTestDb } from "./test-support.ts";
 
 // Job-start rows and job outcomes of concurrent jobs share statements; each job
 // still learns whether its own rows were written.
 
-let database: FreshDatabase;
+let testDb: Awaited<ReturnType<typeof openGenerationTestDb>>;
 let db: Db;
 const model = parseCatalog({ models: [{ id: "beta", family: "beta", tiers: ["1K"], channels: [{ name: "sandbox", provider: "sandbox", capacity: 10 }] }] }).get("beta")!;
-
-/** Counts the statements that reach the database. */
-function counting(inner: Db): { db: Db; statements: () => number } {
-  let count = 0;
-  const db: Db = { ...inner, query: (sql, params, options) => ((count += 1), inner.query(sql, params, options)) } as Db;
-  return { db, statements: () => count };
-}
 
 const start = (requestId = newRequestId()): JobStart => ({
   ids: { requestId, accountId: "acct_starts", keyId: "key_starts" },
@@ -30,15 +22,12 @@ const start = (requestId = newRequestId()): JobStart => ({
 });
 
 beforeAll(async () => {
-  database = await freshDatabase();
-  db = await openDb(database.url);
-  await migrate(db, "generation", fileURLToPath(new URL("../migrations", import.meta.url)));
-  await migrateOutbox(db, "generation");
+  testDb = await openGenerationTestDb();
+  db = testDb.db;
 });
 
 afterAll(async () => {
-  await db?.close();
-  await database?.drop();
+  await testDb?.close();
 });
 
 describe("job-start rows (jobStartWriter)", () => {

@@ -1,28 +1,23 @@
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fromBinary } from "@bufbuild/protobuf";
 import { BillingEventSchema, ErrorCode } from "@orvado/proto";
 import { newRequestId } from "@orvado/core";
-import { migrate, openDb, type Db } from "@orvado/db";
-import { migrateOutbox } from "@orvado/events";
-import { freshDatabase, type FreshDatabase } from "@orvado/testkit";
+import type { Db } from "@orvado/db";
 import { LOST_JOB_MESSAGE, failOrphanedJobs } from "./orphan-jobs.ts";
+import { openGenerationTestDb } from "./test-support.ts";
 
 // A job whose process died stays 'running' until this sweeper fails it, with
 // the billing event that releases its hold, exactly once.
 
-let database: FreshDatabase;
+let testDb: Awaited<ReturnType<typeof openGenerationTestDb>>;
 let db: Db;
 
 beforeAll(async () => {
-  database = await freshDatabase();
-  db = await openDb(database.url);
-  await migrate(db, "generation", fileURLToPath(new URL("../migrations", import.meta.url)));
-  await migrateOutbox(db, "generation");
+  testDb = await openGenerationTestDb();
+  db = testDb.db;
 });
 afterAll(async () => {
-  await db?.close();
-  await database?.drop();
+  await testDb?.close();
 });
 
 async function runningJob(ageMs: number): Promise<string> {

@@ -1,22 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "@orvado/cli";
-import { startTestStack, type TestStack } from "./harness.ts";
+import { runOrvado, startTestStack, type TestStack } from "./harness.ts";
 
 // The operator's key and account controls: the real `orvado` CLI against the real services.
 
 let stack: TestStack;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function orvado(...argv: string[]): Promise<{ code: number; json: any; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: (text) => (stdout += text),
-    stderr: (text) => (stderr += text),
-    env: { ORVADO_AUTH_URL: stack.authUrl, ORVADO_BILLING_URL: stack.billingUrl, ORVADO_DATA_DIR: stack.dataDir },
-  });
-  return { code, json: stdout ? JSON.parse(stdout) : null, stderr };
-}
+const orvado = (...argv: string[]) => runOrvado(stack, ...argv);
 
 const generate = (key: string) =>
   fetch(`${stack.edgeUrl}/v1/images/generations`, {

@@ -1,26 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import OpenAI from "openai";
-import { runCli } from "@orvado/cli";
-import { startTestStack, type TestStack } from "./harness.ts";
+import { runOrvado, startTestStack, type TestStack } from "./harness.ts";
 
 // The operator's path of issue A: the real `orvado` CLI against the real services.
 
 let stack: TestStack;
 
-async function orvado(...argv: string[]): Promise<{ code: number; json: any; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(argv, {
-    stdout: (text) => (stdout += text),
-    stderr: (text) => (stderr += text),
-    env: {
-      ORVADO_AUTH_URL: stack.authUrl,
-      ORVADO_BILLING_URL: stack.billingUrl,
-      ORVADO_DATA_DIR: stack.dataDir,
-    },
-  });
-  return { code, json: stdout ? JSON.parse(stdout) : null, stderr };
-}
+const orvado = (...argv: string[]) => runOrvado(stack, ...argv);
 
 beforeAll(async () => {
   stack = await startTestStack();
@@ -157,12 +143,7 @@ describe("orvado accounts adjust", () => {
 });
 
 async function runCsv(...argv: string[]): Promise<string> {
-  let stdout = "";
-  const code = await runCli(argv, {
-    stdout: (text) => (stdout += text),
-    stderr: () => {},
-    env: { ORVADO_AUTH_URL: stack.authUrl, ORVADO_BILLING_URL: stack.billingUrl, ORVADO_DATA_DIR: stack.dataDir },
-  });
+  const { code, stdout } = await runOrvado(stack, ...argv);
   expect(code).toBe(0);
   return stdout;
 }

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger, type Logger } from "@orvado/core";
 import { freshDatabase } from "@orvado/testkit";
+import { runCli } from "@orvado/cli";
 import { startStack, type RunningStack } from "./index.ts";
 
 /** The admin every test stack starts with (the console tests sign in as it). */
@@ -42,4 +43,17 @@ export async function startTestStack(extraEnv: NodeJS.ProcessEnv = {}, options: 
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The real `orvado` CLI against a test stack: exit code, its output (and that output parsed, when JSON), its stderr. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function runOrvado(stack: TestStack, ...argv: string[]): Promise<{ code: number; stdout: string; json: any; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(argv, {
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+    env: { ORVADO_AUTH_URL: stack.authUrl, ORVADO_BILLING_URL: stack.billingUrl, ORVADO_DATA_DIR: stack.dataDir },
+  });
+  return { code, stdout, json: /^\s*[[{]/.test(stdout) ? JSON.parse(stdout) : null, stderr };
 }
