@@ -1,5 +1,5 @@
 import { microsToUsd, tierName } from "@orvado/core";
-import { CostStatus, Role, Tier, type Account, type ApiKey, type Balance, type CostRecord, type KeySpend } from "@orvado/proto";
+import { CostStatus, Role, Tier, type Account, type ApiKey, type Balance, type CostRecord, type KeySpend, type Model } from "@orvado/proto";
 
 // The console API's JSON shapes (docs/console.md). Money: USD strings with 6 places
 // beside integer micros; times: ISO 8601 UTC strings.
@@ -71,3 +71,8 @@ export function usageRow(cost: CostRecord, keyNames: ReadonlyMap<string, string>
 }
 
 export type UsageRow = ReturnType<typeof usageRow>;
+
+/** What every console page shows of a catalog model (the admin page adds channel health, /models the prices). */
+export function modelJson(model: Model) {
+  return { id: model.id, family: model.family, tiers: model.tiers.map(tierName), sandbox: model.sandbox };
+}

@@ -4,7 +4,7 @@ import { microsToUsd, newId, tierFromName, tierName, usdToMicros } from "@orvado
 import { ErrorCode, Role, type Price, type PriceChange } from "@orvado/proto";
 import type { ConsoleApiDeps } from "../deps.ts";
 import { parseInput, refuse } from "../errors.ts";
-import { accountJson, balanceJson, iso } from "../format.ts";
+import { accountJson, balanceJson, iso, modelJson } from "../format.ts";
 import { sessionOf } from "../session.ts";
 
 const usd = z.string().refine((text) => usdToMicros(text) !== null, "must be a decimal USD amount such as \"10.00\"");
@@ -105,10 +105,7 @@ export function adminRoutes(api: FastifyInstance, { auth, billing, generation }:
     const { models } = await generation.listModels({});
     return {
       models: models.map((model) => ({
-        id: model.id,
-        family: model.family,
-        tiers: model.tiers.map(tierName),
-        sandbox: model.sandbox,
+        ...modelJson(model),
         channels: model.channels.map((channel) => ({ name: channel.name, provider: channel.provider, healthy: channel.healthy })),
       })),
     };

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { microsToUsd, tierName } from "@orvado/core";
 import { Tier, type Price } from "@orvado/proto";
+import { modelJson } from "../format.ts";
 import type { ConsoleApiDeps } from "../deps.ts";
 
 /** model id → tier name → USD, from billing's price table. */
@@ -21,13 +22,7 @@ export function modelRoutes(api: FastifyInstance, { generation, billing }: Conso
     const [{ models }, { prices }] = await Promise.all([generation.listModels({}), billing.listPrices({})]);
     const byModel = pricesByModel(prices);
     return {
-      models: models.map((model) => ({
-        id: model.id,
-        family: model.family,
-        tiers: model.tiers.map(tierName),
-        sandbox: model.sandbox,
-        prices: byModel.get(model.id) ?? {},
-      })),
+      models: models.map((model) => ({ ...modelJson(model), prices: byModel.get(model.id) ?? {} })),
     };
   });
 }
