@@ -258,6 +258,14 @@ describe("what a client is told when a service dies", () => {
       body: JSON.stringify({ model: "beta-2-lite", prompt, size: "256x256" }),
     });
 
+  it("runs the built bundles, which find their files beside the code: migrations ran, the console app is served", async () => {
+    const console = await fetch(`${stack.url("edge")}/console/`);
+    expect(console.status).toBe(200);
+    expect(await console.text()).toMatch(/^<!doctype html>/i);
+    const vendor = await fetch(`${stack.url("edge")}/console/vendor/preact.mjs`);
+    expect(vendor.status).toBe(200);
+  });
+
   it("answers 503 service_unavailable with Retry-After while auth is down, and works again after", async () => {
     await stack.kill("auth");
     const response = await generate("auth is down");

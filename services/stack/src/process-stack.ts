@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { once } from "node:events";
+import { buildServicesOnce, bundlePath } from "./build-services.ts";
 
 export const SERVICE_NAMES = ["auth", "billing", "generation", "edge"] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
@@ -73,6 +74,8 @@ export class ProcessStack {
 
   static async start(options: ProcessStackOptions): Promise<ProcessStack> {
     const ports = { auth: await freePort(), billing: await freePort(), generation: await freePort(), edge: await freePort() };
+    // The services run as production runs them: their bundles (`npm run build`), built from the current sources.
+    await buildServicesOnce();
     const stack = new ProcessStack(ports, options);
     // If the test or bench dies, its service processes must not live on holding ports and connections.
     process.once("exit", () => {
@@ -103,7 +106,7 @@ export class ProcessStack {
   /** Starts one service and resolves when it logs that it is listening. */
   async startService(name: ServiceName): Promise<void> {
     if (this.#running.has(name)) throw new Error(`${name} is already running`);
-    const child = spawn(process.execPath, ["--import", "tsx", `services/${name}/src/main.ts`], {
+    const child = spawn(process.execPath, [bundlePath(name)], {
       cwd: ROOT,
       env: this.#env,
       stdio: ["ignore", "pipe", "pipe"],

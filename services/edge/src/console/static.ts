@@ -5,10 +5,10 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, extname, join, relative, sep } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ErrorCode } from "@orvado/proto";
 import { sendError } from "../reply.ts";
+import { EDGE_ROOT } from "../service-root.ts";
 
 interface Asset {
   body: Buffer;
@@ -24,7 +24,7 @@ export interface ConsoleStaticOptions {
   appDir?: string;
 }
 
-const APP_DIR = fileURLToPath(new URL("../../console/", import.meta.url));
+const APP_DIR = join(EDGE_ROOT, "console");
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
