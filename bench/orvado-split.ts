@@ -52,6 +52,8 @@ export async function startSplitOrvado(options: { modelsFile: string; accounts: 
         ORVADO_MODELS_FILE: options.modelsFile,
         GENERATION_ALLOW_PRIVATE_UPSTREAMS: "true",
         BENCH_UPSTREAM_KEY: "sk-bench-not-a-real-key",
+        // Node flags for the service processes only (e.g. --heapsnapshot-signal=SIGUSR2 to look inside one).
+        ...(process.env.BENCH_SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVICE_NODE_OPTIONS } : {}),
         ...options.env,
       },
     });
