@@ -7,9 +7,6 @@ import { Alarm, Backoff, DEFAULT_LINGER_MS, deferred, delay, sleepThenLinger } f
 import { asBytes, type EventStream, type OutgoingMessage } from "./types.ts";
 
 const BATCH_SIZE = 200;
-/** Sent rows are kept this long (for inspection), then pruned so the table stays small. */
-const KEEP_SENT = "1 day";
-const PRUNE_EVERY_MS = 60_000;
 
 export interface OutboxRelay {
   /** Publish soon: call right after a transaction that enqueued events commits. */
@@ -29,9 +26,10 @@ interface OutboxRow {
 }
 
 /**
- * Publishes unsent outbox rows in order, then marks them sent. A publish that
- * fails, or a crash before the mark, publishes the rows again later: delivery is
- * at least once. Relays of one outbox (replicas) take turns, one batch at a
+ * Publishes unsent outbox rows in order, then deletes them: the stream keeps the
+ * published copy, and a delete leaves no new row version or index entry behind
+ * (an UPDATE of sent_at cost both, per event). A publish that fails, or a crash
+ * before the delete, publishes the rows again later: delivery is at least once. Relays of one outbox (replicas) take turns, one batch at a
  * time, so rows go out in their outbox order and never twice at the same time.
  */
 export function startOutboxRelay(options: { db: Db; schema: string; stream: EventStream; logger: Logger; pollMs?: number; lingerMs?: number }): OutboxRelay {
@@ -45,7 +43,6 @@ export function startOutboxRelay(options: { db: Db; schema: string; stream: Even
   const stopped = deferred();
   // Flushes waiting in this process re-check after every round.
   let roundDone = deferred();
-  let lastPruneMs = Date.now();
 
   const unsentWhere = (condition: string) =>
     `SELECT seq, topic, key, event_id, value FROM ${table} WHERE ${condition} ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE SKIP LOCKED`;
@@ -59,7 +56,7 @@ export function startOutboxRelay(options: { db: Db; schema: string; stream: Even
   async function publishBatch(q: Queryable, rows: OutboxRow[]): Promise<number> {
     for (const run of runsOfOneTopic(rows)) await stream.publish(run.topic, run.messages);
     if (rows.length > 0) {
-      await q.query(`UPDATE ${table} SET sent_at = now() WHERE seq = ANY($1::bigint[])`, [rows.map((row) => row.seq.toString())]);
+      await q.query(`DELETE FROM ${table} WHERE seq = ANY($1::bigint[])`, [rows.map((row) => row.seq.toString())]);
     }
     return rows.length;
   }
@@ -76,10 +73,10 @@ export function startOutboxRelay(options: { db: Db; schema: string; stream: Even
         release();
       }
     }
-    // The row locks (FOR UPDATE SKIP LOCKED) are held until the rows are marked sent;
+    // The row locks (FOR UPDATE SKIP LOCKED) are held until the rows are deleted;
     // the advisory lock makes relays take turns so that order is kept across replicas.
-    // Marking rows sent need not wait for the disk: if a crash loses the mark the
-    // rows are published again, and consumers are idempotent on the event id.
+    // The delete need not wait for the disk: if a crash loses it the rows are
+    // published again, and consumers are idempotent on the event id.
     return db.tx(
       async (q) => {
         const { rows } = await q.query<{ mine: boolean } & OutboxRow>(turnAndUnsent);
@@ -90,19 +87,12 @@ export function startOutboxRelay(options: { db: Db; schema: string; stream: Even
     );
   }
 
-  async function pruneNowAndThen(): Promise<void> {
-    if (Date.now() - lastPruneMs < PRUNE_EVERY_MS) return;
-    lastPruneMs = Date.now();
-    await db.query(`DELETE FROM ${table} WHERE sent_at < now() - interval '${KEEP_SENT}'`);
-  }
-
   async function run(): Promise<void> {
     const backoff = new Backoff();
     while (!stopping) {
       let published: number | null;
       try {
         published = await round();
-        await pruneNowAndThen();
         backoff.reset();
       } catch (error) {
         const waitMs = backoff.next();

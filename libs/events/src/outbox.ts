@@ -28,9 +28,13 @@ export async function migrateOutbox(db: Db, schema: string): Promise<void> {
         event_id TEXT NOT NULL,
         value BYTEA NOT NULL,
         created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        -- Set by relays before rows were deleted once published; older relays may still set it during an upgrade.
         sent_at TIMESTAMPTZ
       );
-      CREATE INDEX IF NOT EXISTS outbox_unsent ON ${table} (seq) WHERE sent_at IS NULL;
+      -- Sent rows are deleted now (outbox-relay.ts): every row is unsent, so the primary key serves
+      -- the relay's scan, and rows an earlier version marked sent are removed once.
+      DROP INDEX IF EXISTS ${schema}.outbox_unsent;
+      DELETE FROM ${table} WHERE sent_at IS NOT NULL;
     `);
   });
 }
