@@ -106,7 +106,7 @@ export class ProcessStack {
   /** Starts one service and resolves when it logs that it is listening. */
   async startService(name: ServiceName): Promise<void> {
     if (this.#running.has(name)) throw new Error(`${name} is already running`);
-    const child = spawn(process.execPath, [bundlePath(name)], {
+    const child = spawn(process.execPath, ["--enable-source-maps", bundlePath(name)], {
       cwd: ROOT,
       env: this.#env,
       stdio: ["ignore", "pipe", "pipe"],
