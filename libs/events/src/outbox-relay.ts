@@ -29,8 +29,9 @@ interface OutboxRow {
  * Publishes unsent outbox rows in order, then deletes them: the stream keeps the
  * published copy, and a delete leaves no new row version or index entry behind
  * (an UPDATE of sent_at cost both, per event). A publish that fails, or a crash
- * before the delete, publishes the rows again later: delivery is at least once. Relays of one outbox (replicas) take turns, one batch at a
- * time, so rows go out in their outbox order and never twice at the same time.
+ * before the delete, publishes the rows again later: delivery is at least once.
+ * Relays of one outbox (replicas) take turns, one batch at a time, so rows go
+ * out in their outbox order and never twice at the same time.
  */
 export function startOutboxRelay(options: { db: Db; schema: string; stream: EventStream; logger: Logger; pollMs?: number; lingerMs?: number }): OutboxRelay {
   const { db, schema, stream } = options;

@@ -13,6 +13,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
 
+/** Every service with a main.ts, in dependency order (the process stack starts them so). */
 export const BUNDLED_SERVICES = ["auth", "billing", "generation", "edge"] as const;
 export type BundledService = (typeof BUNDLED_SERVICES)[number];
 

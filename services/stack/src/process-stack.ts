@@ -5,10 +5,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { once } from "node:events";
-import { buildServicesOnce, bundlePath } from "./build-services.ts";
+import { BUNDLED_SERVICES, buildServicesOnce, bundlePath, type BundledService } from "./build-services.ts";
 
-export const SERVICE_NAMES = ["auth", "billing", "generation", "edge"] as const;
-export type ServiceName = (typeof SERVICE_NAMES)[number];
+/** The services in dependency order: each one's peers are up before it starts. */
+export const SERVICE_NAMES = BUNDLED_SERVICES;
+export type ServiceName = BundledService;
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const READY_TIMEOUT_MS = 60_000;
