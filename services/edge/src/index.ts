@@ -1,5 +1,5 @@
 // The edge owns HTTP: the OpenAI-compatible routes, error bodies, request ids, image file serving (later the console).
-// It must not run SQL, know prices or call upstream providers: it asks auth, billing and generation over gRPC.
+// It must not run SQL, know prices or call upstream providers: it asks auth, billing and generation by RPC.
 import type { Logger } from "@orvado/core";
 import type { EdgeConfig } from "./config.ts";
 import { buildEdgeApp } from "./app.ts";
