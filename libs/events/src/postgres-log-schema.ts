@@ -43,7 +43,7 @@ $$;
 -- consumer that has read offset N never later finds a smaller one committed
 -- behind it. Rows are numbered in the arrays' order. The commit need not wait
 -- for the disk: every event published here is still in its producer's outbox,
--- marked sent only by a later commit, and a crash loses a suffix of the WAL,
+-- deleted from there only by a later commit, and a crash loses a suffix of the WAL,
 -- never a hole. The notification names the topic and the publisher (origin),
 -- so a publisher's own consumers, already woken in-process, can skip it.
 CREATE OR REPLACE FUNCTION stream.append(p_topic text, p_keys text[], p_ids text[], p_values bytea[], p_origin text)
