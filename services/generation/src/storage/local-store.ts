@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, writeFile } from "node:fs";
-import { open, rename, rm, unlink, type FileHandle } from "node:fs/promises";
+import { mkdirSync, writeFile } from "node:fs";
+import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { assertImageId, type ImageStore, type PutOptions, type StoredImage } from "./store.ts";
 
@@ -85,22 +85,8 @@ export class LocalImageStore implements ImageStore {
 
   private async removeFiles(imageId: string, shouldRemove: (extension: string) => boolean): Promise<void> {
     for (const extension of EXTENSION_BY_TYPE.values()) {
-      if (shouldRemove(extension)) await unlinkIfExists(this.pathFor(imageId, extension));
+      if (shouldRemove(extension)) await rm(this.pathFor(imageId, extension), { force: true });
     }
-  }
-}
-
-/**
- * Runs for every image stored, and the file is almost never there (ids are
- * fresh): a stat that answers false costs far less than an unlink that throws
- * ENOENT (an Error with its stack, built on the event loop), so ask first.
- */
-async function unlinkIfExists(path: string): Promise<void> {
-  if (!existsSync(path)) return;
-  try {
-    await unlink(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
 }
 
