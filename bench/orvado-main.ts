@@ -7,21 +7,20 @@
 // Environment: ORVADO_MODELS_FILE (required: the catalog to serve), BENCH_DB_SERVER
 // (default postgres://postgres@127.0.0.1:5432/postgres; a fresh orvado_bench_… database is made there), BENCH_LOG_LEVEL (default info),
 // anything else the services read (passed through).
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { createLogger } from "@orvado/core";
 import { AuthService, BillingService } from "@orvado/proto";
 import { internalClient } from "@orvado/rpc";
 import { startStack } from "../services/stack/src/index.ts";
 import { READY_MARKER } from "./processes.ts";
 import { createBenchDatabase } from "./database.ts";
+import { benchDataDir } from "./data-dir.ts";
 
 const FUNDS_MICROS = 1_000_000n * 1_000_000n; // $1,000,000: the largest single top-up billing accepts
 const ACCOUNTS = Number(process.env.BENCH_ORVADO_ACCOUNTS ?? 1);
 
 const database = await createBenchDatabase();
-const dataDir = mkdtempSync(join(tmpdir(), "orvado-bench-"));
+const dataDir = benchDataDir("orvado-bench-");
 const logger = createLogger("orvado", process.env.BENCH_LOG_LEVEL ?? "info");
 
 async function cleanUp() {

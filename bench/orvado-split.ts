@@ -3,13 +3,12 @@
 // the same ProcessStack the fault-injection test uses. The soak needs this: one
 // process holding 10,000 client sockets and 10,000 upstream sockets would need
 // more open files than a container usually allows.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { AuthService, BillingService } from "@orvado/proto";
 import { internalClient } from "@orvado/rpc";
 import { ProcessStack, SERVICE_NAMES } from "../services/stack/src/process-stack.ts";
 import { createBenchDatabase } from "./database.ts";
+import { benchDataDir } from "./data-dir.ts";
 import type { OrvadoInfo } from "./servers.ts";
 
 const FUNDS_MICROS = 1_000_000n * 1_000_000n;
@@ -37,7 +36,7 @@ async function fund(stack: ProcessStack, count: number) {
 
 export async function startSplitOrvado(options: { modelsFile: string; accounts: number; env?: NodeJS.ProcessEnv }): Promise<SplitOrvado> {
   const database = await createBenchDatabase();
-  const dataDir = mkdtempSync(join(tmpdir(), "orvado-soak-"));
+  const dataDir = benchDataDir("orvado-soak-");
   let stack: ProcessStack | undefined;
   const stop = async () => {
     await stack?.stop();
