@@ -92,6 +92,7 @@ export class JobRunner {
     }
     const slot = taken.slot;
     const ids: BillingEventIds = { requestId: req.requestId, accountId: req.accountId, keyId: req.keyId };
+    let started: Promise<void>;
     try {
       const reservation = await this.#reserveGate.run(() =>
         this.deps.billing.reserve({
@@ -107,18 +108,28 @@ export class JobRunner {
         slot.release();
         return refused(reservation.result.value ?? (refusal(ErrorCode.INTERNAL_ERROR, "billing gave no answer") as Refusal));
       }
-      await this.#jobStarts.call({ ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name });
+      // The start row is written while the upstream works (its 0.5 ms off the answer's
+      // path); #run waits for it before the job's first write of its own (channel, outcome).
+      started = this.#jobStarts.call({ ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name });
+      started.catch(() => {});
     } catch (error) {
       slot.release();
-      // Billing or the database failed before the job started: nothing ran, and a
-      // hold that may have been made is released by billing's sweeper. Safe to retry.
-      this.deps.logger.warn({ err: error, requestId: req.requestId }, "job not started: a dependency failed");
-      return refused(refusal(ErrorCode.SERVICE_UNAVAILABLE, "The service is briefly unavailable; nothing was charged, retry in a few seconds", { retryAfterSeconds: 5, shouldRetry: true }) as Refusal);
+      return this.#notStarted(req.requestId, error);
     }
-    const job = this.#run(ids, spec, req.responseFormat, slot);
+    const job = this.#run(ids, spec, req.responseFormat, slot, started);
     this.#inFlight.add(job);
     job.finally(() => this.#inFlight.delete(job)).catch(() => {});
     return job;
+  }
+
+  /**
+   * Billing or the database failed before the job was recorded: nothing is stored
+   * or charged, and a hold that may have been made is released by billing's
+   * sweeper. Safe to retry.
+   */
+  #notStarted(requestId: string, error: unknown): CreateImageReply {
+    this.deps.logger.warn({ err: error, requestId }, "job not started: a dependency failed");
+    return refused(refusal(ErrorCode.SERVICE_UNAVAILABLE, "The service is briefly unavailable; nothing was charged, retry in a few seconds", { retryAfterSeconds: 5, shouldRetry: true }) as Refusal);
   }
 
   /** Resolves once every job in flight has finished (graceful shutdown). */
@@ -126,14 +137,16 @@ export class JobRunner {
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
   }
 
-  async #run(ids: BillingEventIds, spec: JobSpec, format: ResponseFormat, firstSlot: ChannelSlot): Promise<CreateImageReply> {
+  async #run(ids: BillingEventIds, spec: JobSpec, format: ResponseFormat, firstSlot: ChannelSlot, started: Promise<void>): Promise<CreateImageReply> {
     const log = this.deps.logger.child({ requestId: ids.requestId, model: spec.model.id });
     const signal = AbortSignal.timeout(this.deps.config.jobTimeoutMs);
     const jobEnded = this.deps.metrics?.jobStarted(spec.model.id, firstSlot.channel.name);
     let metricOutcome: JobOutcome = "failed";
     let slot = firstSlot;
     try {
-      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log);
+      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, started);
+      const notRecorded = await failureOf(started);
+      if (notRecorded) return this.#notStarted(ids.requestId, notRecorded.error);
       if (!outcome.ok) metricOutcome = outcome.kind === "refused" ? "refused" : "failed";
       if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused");
       const stored = await this.#store(spec, outcome.images);
@@ -169,6 +182,7 @@ export class JobRunner {
     first: ChannelSlot,
     onSwitch: (slot: ChannelSlot) => void,
     log: Logger,
+    started: Promise<void>,
   ): Promise<UpstreamOutcome> {
     const tried = new Set<string>([first.key]);
     let slot = first;
@@ -195,6 +209,8 @@ export class JobRunner {
       slot = next.slot;
       tried.add(slot.key);
       onSwitch(slot);
+      // A job that could not be recorded ends in #run as not started; no need to try another channel.
+      if (await failureOf(started)) return outcome;
       await recordJobChannel(this.deps.db, ids.requestId, slot.channel.name);
     }
   }
@@ -233,4 +249,12 @@ export class JobRunner {
       })),
     };
   }
+}
+
+/** The promise's error once it has rejected; null once it has resolved. */
+function failureOf(promise: Promise<unknown>): Promise<{ error: unknown } | null> {
+  return promise.then(
+    () => null,
+    (error: unknown) => ({ error }),
+  );
 }

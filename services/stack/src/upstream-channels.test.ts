@@ -173,6 +173,34 @@ describe("upstream channels through the whole stack", () => {
     expect((await balanceOf(accountId)).balanceMicros).toBe(5_000_000n - 20_000n);
   });
 
+  it("answers 503, storing and charging nothing, when the job's row cannot be written while the upstream works", async () => {
+    const { accountId, key } = await newFundedKey(5n);
+    // The job's start row is written while the upstream call runs; here the database refuses it.
+    await stack.db.query(`CREATE FUNCTION generation.refuse_test_jobs() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.account_id = '${accountId}' THEN RAISE EXCEPTION 'job rows refused by the test'; END IF; RETURN NEW; END $$`);
+    await stack.db.query("CREATE TRIGGER refuse_test_jobs BEFORE INSERT ON generation.jobs FOR EACH ROW EXECUTE FUNCTION generation.refuse_test_jobs()");
+    try {
+      const imagesBefore = (await stack.db.query("SELECT 1 FROM generation.images")).rowCount;
+      const response = await generate(key, { model: "alpha-2.5-flare", prompt: "a lighthouse at dusk", response_format: "b64_json" });
+      expect(response.status).toBe(503);
+      expect(response.headers.get("retry-after")).toBe("5");
+      expect((await json(response)).error).toMatchObject({ type: "gateway_error", code: "service_unavailable" });
+      expect(primary.count("generate")).toBe(1);
+      // A failing channel is not failed over from: the job could never be recorded.
+      primary.behave({ mode: "fail", failStatus: 500 });
+      expect((await generate(key, { model: "alpha-2.5-flare", prompt: "a second lighthouse" })).status).toBe(503);
+      expect([primary.count("generate"), secondary.count("generate")]).toEqual([2, 0]);
+
+      // No image, no job, no charge: the images are recorded with the job's outcome and its event.
+      expect((await stack.db.query("SELECT 1 FROM generation.images")).rowCount).toBe(imagesBefore);
+      expect((await stack.db.query("SELECT 1 FROM generation.jobs WHERE account_id = $1", [accountId])).rowCount).toBe(0);
+      expect((await balanceOf(accountId)).balanceMicros).toBe(5_000_000n);
+    } finally {
+      await stack.db.query("DROP TRIGGER refuse_test_jobs ON generation.jobs");
+      await stack.db.query("DROP FUNCTION generation.refuse_test_jobs()");
+    }
+  });
+
   it("answers a refusal with 502 async_image_failed and x-should-retry: false, without trying another channel or charging", async () => {
     const { accountId, key } = await newFundedKey(5n);
     const response = await generate(key, { model: "beta-2.1", prompt: "something not allowed [sim:refuse]" });
