@@ -1,13 +1,16 @@
 import { createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
+import type { DescMessage, DescMethodUnary } from "@bufbuild/protobuf";
+import { callDirect, unaryImplementations } from "./direct-transport.ts";
 
 // Co-located services call each other without a socket. When the embedded stack
 // runs auth, billing, generation and the edge in one process, a gRPC call over
-// loopback HTTP/2 costs about 1 ms of CPU (client and server side together) where
-// the same call through Connect's router transport costs about 0.17 ms
-// (docs/performance.md). The call still goes through the server's interceptors
-// (the shared secret, failure logging), its error codes and deadlines, and its
-// messages are still serialized, so a handler never shares objects with a caller.
-// Every server keeps listening on its port for callers in other processes.
+// loopback HTTP/2 costs about 1 ms of CPU (client and server side together).
+// In-process, a unary call hands over copies of its messages (direct-transport.ts)
+// and a streaming one goes through Connect's router transport; either way it
+// still goes through the server's interceptors (the shared secret, failure
+// logging), its error codes and deadlines, and a handler never shares objects
+// with a caller. Every server keeps listening on its port for callers in other
+// processes.
 
 export interface LocalServer {
   routes: (router: ConnectRouter) => void;
@@ -42,22 +45,45 @@ function localServerFor(baseUrl: URL): LocalServer | undefined {
  */
 export function colocatedTransport(baseUrl: string, network: Transport, clientInterceptors: Interceptor[]): Transport {
   const url = new URL(baseUrl);
-  const inProcess = new WeakMap<LocalServer, Transport>();
-  const pick = (): Transport => {
+  const inProcess = new WeakMap<LocalServer, LocalCalls>();
+  const pick = (): LocalCalls | undefined => {
     const server = localServerFor(url);
-    if (!server) return network;
-    let transport = inProcess.get(server);
-    if (!transport) {
-      transport = createRouterTransport(server.routes, {
+    if (!server) return undefined;
+    let local = inProcess.get(server);
+    if (!local) {
+      const router = createRouterTransport(server.routes, {
         router: { interceptors: server.interceptors, grpcWeb: false },
         transport: { interceptors: clientInterceptors },
       });
-      inProcess.set(server, transport);
+      local = { server, router, unary: unaryImplementations(server.routes) };
+      inProcess.set(server, local);
     }
-    return transport;
+    return local;
   };
   return {
-    unary: (method, signal, timeoutMs, header, input, contextValues) => pick().unary(method, signal, timeoutMs, header, input, contextValues),
-    stream: (method, signal, timeoutMs, header, input, contextValues) => pick().stream(method, signal, timeoutMs, header, input, contextValues),
+    unary: (method, signal, timeoutMs, header, input, contextValues) => {
+      const local = pick();
+      const implementation = local?.unary.get(method);
+      if (!local || !implementation) return (local?.router ?? network).unary(method, signal, timeoutMs, header, input, contextValues);
+      return callDirect({
+        method: method as unknown as DescMethodUnary<DescMessage, DescMessage>,
+        implementation,
+        clientInterceptors,
+        serverInterceptors: local.server.interceptors,
+        signal,
+        timeoutMs,
+        header,
+        input: input as never,
+        contextValues,
+      }) as never;
+    },
+    stream: (method, signal, timeoutMs, header, input, contextValues) => (pick()?.router ?? network).stream(method, signal, timeoutMs, header, input, contextValues),
   };
+}
+
+interface LocalCalls {
+  server: LocalServer;
+  /** Streaming calls (and any method the server's routes do not implement, answered as on the network). */
+  router: Transport;
+  unary: ReturnType<typeof unaryImplementations>;
 }

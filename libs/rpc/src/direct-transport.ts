@@ -1,0 +1,136 @@
+import { clone, create, type DescMessage, type DescMethod, type DescMethodUnary, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  createContextValues,
+  createHandlerContext,
+  createServiceImplSpec,
+  type ConnectRouter,
+  type ContextValues,
+  type HandlerContext,
+  type Interceptor,
+  type UnaryRequest,
+  type UnaryResponse,
+} from "@connectrpc/connect";
+
+// Unary calls to a server in this process, handed over as copies of the messages
+// instead of as bytes. Connect's router transport encodes each message, runs the
+// call through the whole HTTP-shaped handler pipeline (streams, abort signals,
+// a DOMException per finished call) and decodes it again: about 12% of the
+// one-process stack's CPU at 100 connections (docs/performance.md). Here the
+// caller's and the server's interceptors run as before, the handler gets a
+// HandlerContext, errors keep their code, message and metadata, and deadlines
+// hold; each side still gets its own deep copy (`clone`), so a handler never
+// shares an object with its caller.
+
+type UnaryImplementation = (request: unknown, context: HandlerContext) => unknown;
+type AnyUnaryMethod = DescMethodUnary<DescMessage, DescMessage>;
+
+/** A server's unary methods, read from the same routes() its network server serves. */
+export function unaryImplementations(routes: (router: ConnectRouter) => void): Map<DescMethod, UnaryImplementation> {
+  const implementations = new Map<DescMethod, UnaryImplementation>();
+  const collector = {
+    handlers: [],
+    service(service, implementation) {
+      for (const spec of Object.values(createServiceImplSpec(service, implementation).methods)) {
+        if (spec.kind === "unary") implementations.set(spec.method, spec.impl as UnaryImplementation);
+      }
+      return collector;
+    },
+    rpc(method, implementation) {
+      if (method.methodKind === "unary") implementations.set(method, implementation as UnaryImplementation);
+      return collector;
+    },
+  } as ConnectRouter;
+  routes(collector);
+  return implementations;
+}
+
+/** Innermost link first: each interceptor wraps what is inside it, as Connect applies them. */
+function chain(interceptors: Interceptor[], innermost: (request: UnaryRequest) => Promise<UnaryResponse>) {
+  return interceptors.reduceRight((next, interceptor) => interceptor(next as never) as typeof next, innermost);
+}
+
+/** What a remote caller would have received for this error: code, message, metadata and details, not the object. */
+function asReceived(error: unknown): ConnectError {
+  const received = ConnectError.from(error);
+  return new ConnectError(received.rawMessage, received.code, received.metadata, received.details as never);
+}
+
+export interface DirectCall {
+  method: AnyUnaryMethod;
+  implementation: UnaryImplementation;
+  clientInterceptors: Interceptor[];
+  serverInterceptors: Interceptor[];
+  signal: AbortSignal | undefined;
+  timeoutMs: number | undefined;
+  header: ConstructorParameters<typeof Headers>[0] | undefined;
+  input: MessageInitShape<DescMessage>;
+  contextValues: ContextValues | undefined;
+}
+
+export async function callDirect(call: DirectCall): Promise<UnaryResponse<DescMessage, DescMessage>> {
+  const { method } = call;
+  const service = method.parent;
+  const url = `http://in-memory/${service.typeName}/${method.name}`;
+  const handle = async (request: UnaryRequest): Promise<UnaryResponse> => {
+    const context = createHandlerContext({
+      service,
+      method,
+      protocolName: "in-process",
+      requestMethod: "POST",
+      url,
+      timeoutMs: call.timeoutMs,
+      requestSignal: request.signal,
+      requestHeader: request.header,
+      contextValues: request.contextValues,
+    });
+    try {
+      const output = await settleBefore(context.signal, call.implementation(clone(method.input, request.message), context));
+      const message = clone(method.output, create(method.output, output as MessageInitShape<DescMessage>));
+      return { stream: false, service, method, header: context.responseHeader, message, trailer: context.responseTrailer };
+    } finally {
+      // The call is over: the handler's signal ends with it, as on the network (a constant reason, no DOMException).
+      context.abort(CALL_ENDED);
+    }
+  };
+  const server = chain(call.serverInterceptors, handle);
+  const client = chain(call.clientInterceptors, async (request) => {
+    try {
+      // The server sees its own copy of the headers, as if they had crossed the wire.
+      return await server({ ...request, header: new Headers(request.header) });
+    } catch (error) {
+      throw asReceived(error);
+    }
+  });
+  const response = await client({
+    stream: false,
+    service,
+    method,
+    requestMethod: "POST",
+    url,
+    signal: call.signal ?? NEVER,
+    header: new Headers(call.header),
+    contextValues: call.contextValues ?? createContextValues(),
+    message: create(method.input, call.input),
+  });
+  return response as UnaryResponse<DescMessage, DescMessage>;
+}
+
+const CALL_ENDED = new ConnectError("the call has ended", Code.Canceled);
+const NEVER = new AbortController().signal;
+
+/**
+ * The handler's result, unless its signal aborts first (the deadline passed, or
+ * the caller gave up): then the caller gets DeadlineExceeded or Canceled at once,
+ * as over the network, while the handler runs on unobserved.
+ */
+function settleBefore<T>(signal: AbortSignal, result: T | Promise<T>): Promise<T> {
+  if (!(result instanceof Promise)) return Promise.resolve(result);
+  if (signal.aborted) return Promise.reject(ConnectError.from(signal.reason, Code.Canceled));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(ConnectError.from(signal.reason, Code.Canceled));
+    signal.addEventListener("abort", onAbort, { once: true });
+    result.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
