@@ -1,7 +1,7 @@
 import type { UpstreamProvider } from "../catalog.ts";
 import { lookup as dnsLookup } from "node:dns";
 import { fetchWithLookup, pinnedFetch, publicOnlyLookup, type PinnedInit } from "./pinned-fetch.ts";
-import { detectRefusal } from "./refusals.ts";
+import { detectRefusal, mayRefuse } from "./refusals.ts";
 import { UpstreamFailure, UpstreamRefusal } from "./errors.ts";
 
 // The fetch every AI SDK provider is given. It is where the gateway's own rules for
@@ -76,7 +76,8 @@ async function inspect(response: Response, options: GuardOptions): Promise<Respo
     throw new UpstreamFailure(`the upstream answer is ${declared} bytes, over the ${options.maxResponseBytes}-byte limit`);
   }
   const bytes = await readLimited(response, options.maxResponseBytes);
-  if ((response.headers.get("content-type") ?? "").includes("json") && bytes.length <= MAX_SNIFF_BYTES) {
+  const json = (response.headers.get("content-type") ?? "").includes("json");
+  if (json && bytes.length <= MAX_SNIFF_BYTES && mayRefuse(options.provider, response.status)) {
     const reason = refusalIn(options.provider, response.status, bytes);
     if (reason !== undefined) {
       options.onRefusal(reason);

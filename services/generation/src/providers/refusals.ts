@@ -11,14 +11,25 @@ const text = (value: unknown) => (typeof value === "string" ? value : "");
 const POLICY_WORDS = /moderat|safety|content[ _-]?polic|sensitive|nsfw|flagged|prohibited|blocked/i;
 const GOOGLE_REFUSAL_FINISH = new Set(["SAFETY", "IMAGE_SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION", "IMAGE_PROHIBITED_CONTENT"]);
 
+const REFUSES_WITH_4XX_ONLY: ReadonlySet<UpstreamProvider> = new Set(["openai", "openai-compatible", "bytedance"]);
+
+/**
+ * Whether an answer with this status can be a refusal at all. The OpenAI-style
+ * APIs refuse only with a 4xx error, so their successful answers, each carrying
+ * megabytes of base64 image, are not parsed a second time to look for one.
+ */
+export function mayRefuse(provider: UpstreamProvider, status: number): boolean {
+  return !REFUSES_WITH_4XX_ONLY.has(provider) || (status >= 400 && status < 500);
+}
+
 /** A refusal reason when this upstream answer is a content-policy refusal, else undefined. */
 export function detectRefusal(provider: UpstreamProvider, status: number, body: unknown): string | undefined {
+  if (!mayRefuse(provider, status)) return undefined;
   const json = asObject(body);
   switch (provider) {
     case "openai":
     case "openai-compatible":
     case "bytedance": {
-      if (status < 400 || status >= 500) return undefined;
       const error = asObject(json.error);
       const code = text(error.code);
       const message = text(error.message);
