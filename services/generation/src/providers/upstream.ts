@@ -4,6 +4,7 @@ import { generateWithSandbox } from "../sandbox/provider.ts";
 import { guardedFetch } from "./guarded-fetch.ts";
 import { UpstreamRefusal } from "./errors.ts";
 import { fitToSize } from "./fit.ts";
+import { imageBytes } from "./image-bytes.ts";
 import type { ProviderFactory, UpstreamRequest } from "./types.ts";
 import { openAiFactory } from "./openai.ts";
 import { openAiCompatibleFactory } from "./openai-compatible.ts";
@@ -94,7 +95,7 @@ export async function generateOnChannel(
     ),
   );
   jobSignal.throwIfAborted();
-  const delivered = results.flatMap((result) => (result.status === "fulfilled" ? result.value.images.map((image) => image.uint8Array) : []));
+  const delivered = results.flatMap((result) => (result.status === "fulfilled" ? result.value.images.map(imageBytes) : []));
   const errors = results.flatMap((result) => (result.status === "rejected" ? [result.reason as unknown] : []));
   if (delivered.length === 0) {
     if (refusal !== undefined || errors.some((error) => error instanceof UpstreamRefusal)) {
