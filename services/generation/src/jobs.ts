@@ -139,7 +139,7 @@ export class JobRunner {
 
   async #run(ids: BillingEventIds, spec: JobSpec, format: ResponseFormat, firstSlot: ChannelSlot, started: Promise<void>): Promise<CreateImageReply> {
     const log = this.deps.logger.child({ requestId: ids.requestId, model: spec.model.id });
-    const signal = AbortSignal.timeout(this.deps.config.jobTimeoutMs);
+    const { signal, clear: clearDeadline } = jobDeadline(this.deps.config.jobTimeoutMs);
     const jobEnded = this.deps.metrics?.jobStarted(spec.model.id, firstSlot.channel.name);
     let metricOutcome: JobOutcome = "failed";
     let slot = firstSlot;
@@ -164,6 +164,7 @@ export class JobRunner {
         : "The model failed the job";
       return await this.#fail(ids, message, true);
     } finally {
+      clearDeadline();
       slot.release();
       jobEnded?.(metricOutcome);
     }
@@ -257,4 +258,15 @@ function failureOf(promise: Promise<unknown>): Promise<{ error: unknown } | null
     () => null,
     (error: unknown) => ({ error }),
   );
+}
+
+/**
+ * The job's time limit as an abort signal whose timer ends with the job.
+ * AbortSignal.timeout would keep each finished job's timer (and a transferable
+ * signal) alive for the full limit, 10 minutes by default.
+ */
+function jobDeadline(timeoutMs: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException(`The job did not finish within ${timeoutMs} ms`, "TimeoutError")), timeoutMs);
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
