@@ -2,6 +2,7 @@
 // POST /v1/images/generations with one small PNG, at once or after a set delay.
 // Plain node:http so the upstream itself costs as little as possible.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { randomBytes } from "node:crypto";
 import sharp from "sharp";
 
 export interface FakeUpstream {
@@ -17,21 +18,26 @@ export interface FakeUpstreamOptions {
   host?: string;
   /** Delay before answering each generation (0 = immediately). */
   latencyMs?: number;
+  /** "solid" (default): one colour, a few kB; "photo": noise, as large as a photo's PNG (about 3.3 MB at 1024x1024). */
+  image?: "solid" | "photo";
 }
 
 /**
  * A real PNG of the asked size, rendered once per size: a solid colour, so even
- * 1024x1024 is a few kilobytes. Exact sizes mean a gateway that checks the
- * pixels (Orvado does) has nothing to resize, as with a well-behaved upstream.
+ * 1024x1024 is a few kilobytes, or noise, which PNG cannot compress, so it is as
+ * large as a photo's. Exact sizes mean a gateway that checks the pixels (Orvado
+ * does) has nothing to resize, as with a well-behaved upstream.
  */
-function pngMaker() {
+function pngMaker(image: "solid" | "photo") {
   const made = new Map<string, Promise<Buffer>>();
   return (size: unknown): Promise<Buffer> => {
     const match = typeof size === "string" ? /^(\d{1,4})x(\d{1,4})$/.exec(size) : null;
     const [width, height] = match ? [Number(match[1]), Number(match[2])] : [1024, 1024];
     const key = `${width}x${height}`;
     if (!made.has(key)) {
-      made.set(key, sharp({ create: { width: Math.max(1, width), height: Math.max(1, height), channels: 3, background: { r: 200, g: 80, b: 40 } } }).png().toBuffer());
+      const [w, h] = [Math.max(1, width), Math.max(1, height)];
+      const pixels = image === "photo" ? sharp(randomBytes(w * h * 3), { raw: { width: w, height: h, channels: 3 } }) : sharp({ create: { width: w, height: h, channels: 3, background: { r: 200, g: 80, b: 40 } } });
+      made.set(key, pixels.png({ compressionLevel: image === "photo" ? 1 : 6 }).toBuffer());
     }
     return made.get(key)!;
   };
@@ -57,7 +63,7 @@ function imageCount(body: Record<string, unknown>): number {
 }
 
 export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Promise<FakeUpstream> {
-  const pngFor = pngMaker();
+  const pngFor = pngMaker(options.image ?? "solid");
   const base64 = new Map<Buffer, string>();
   const b64Of = (png: Buffer) => base64.get(png) ?? base64.set(png, png.toString("base64")).get(png)!;
   const latencyMs = options.latencyMs ?? 0;

@@ -8,7 +8,9 @@
 // BENCH_CONNECTIONS (default "1,100"), BENCH_PROFILE (default 1), BENCH_ORVADO (default 1),
 // BENCH_SPREAD_ACCOUNTS (default 64: the "Orvado, N accounts" leg; 0 or 1 leaves it out),
 // BENCH_TARGETS (comma list of target names; default all; the ratios need direct, Portkey, Orvado),
-// BENCH_WARMUP_S (default 10: every target under 10 connections at once before measuring).
+// BENCH_WARMUP_S (default 10: every target under 10 connections at once before measuring),
+// BENCH_IMAGE ("solid" (default): a few-kB PNG, as the targets are defined; "photo": a
+// PNG as large as a photo's, about 3.3 MB at 1024x1024).
 //
 // "Orvado" is one funded account and key, as a single customer running requests in
 // parallel; "Orvado, N accounts" rotates the same load over N accounts and keys.
@@ -213,7 +215,7 @@ async function main() {
     const file = join(RESULTS_DIR, `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
     // The load average says how much else ran on the machine meanwhile (a shared machine skews every figure).
     const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryBytes: totalmem(), node: process.version, kernel: release(), loadAverageAtStart, loadAverageAtEnd: loadavg() };
-    const settings = { durationS: DURATION_S, rounds: ROUNDS, connections: CONNECTIONS, spreadAccounts: SPREAD_ACCOUNTS, orvadoMeasured: orvado !== null };
+    const settings = { durationS: DURATION_S, rounds: ROUNDS, connections: CONNECTIONS, spreadAccounts: SPREAD_ACCOUNTS, orvadoMeasured: orvado !== null, image: process.env.BENCH_IMAGE ?? "solid" };
     const json = { when: new Date().toISOString(), machine, settings, comparisons, ratios: ratio, orvadoLedger: charges && { ...charges, capturedMicros: String(charges.capturedMicros), answered200: orvadoOk }, profile };
     writeFileSync(file, JSON.stringify(json, null, 2));
     log(`wrote ${file}`);

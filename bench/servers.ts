@@ -44,10 +44,11 @@ export function startSimulator(latencyMs: number): Promise<Child<{ baseUrl: stri
   });
 }
 
-export function startUpstream(latencyMs = 0): Promise<Child<{ url: string; pid: number }>> {
+/** BENCH_IMAGE=photo makes the fake upstream answer photo-sized PNGs (fake-upstream.ts) instead of a few kB. */
+export function startUpstream(latencyMs = 0, image = process.env.BENCH_IMAGE ?? "solid"): Promise<Child<{ url: string; pid: number }>> {
   return startReportingChild({
     name: "fake upstream",
-    args: [...TSX, join(ROOT, "bench", "upstream-main.ts"), "--latency-ms", String(latencyMs)],
+    args: [...TSX, join(ROOT, "bench", "upstream-main.ts"), "--latency-ms", String(latencyMs), "--image", image],
     logFile: logFile("upstream"),
   });
 }
