@@ -159,6 +159,8 @@ export class JobRunner {
       const timedOut = signal.aborted;
       metricOutcome = timedOut ? "timeout" : "failed";
       log.warn({ err: error, timedOut, channel: slot.channel.name }, "job failed");
+      const notRecorded = await failureOf(started);
+      if (notRecorded) return this.#notStarted(ids.requestId, notRecorded.error);
       const message = timedOut
         ? `The job did not finish within ${Math.round(this.deps.config.jobTimeoutMs / 1000)} seconds`
         : "The model failed the job";

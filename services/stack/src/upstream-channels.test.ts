@@ -190,6 +190,8 @@ describe("upstream channels through the whole stack", () => {
       primary.behave({ mode: "fail", failStatus: 500 });
       expect((await generate(key, { model: "alpha-2.5-flare", prompt: "a second lighthouse" })).status).toBe(503);
       expect([primary.count("generate"), secondary.count("generate")]).toEqual([2, 0]);
+      // Nor does a job that then runs out of time claim the model failed: it was never recorded.
+      expect((await generate(key, { model: "beta-2.1", prompt: "a hung call [sim:hang]" })).status).toBe(503);
 
       // No image, no job, no charge: the images are recorded with the job's outcome and its event.
       expect((await stack.db.query("SELECT 1 FROM generation.images")).rowCount).toBe(imagesBefore);
