@@ -1,40 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
-import { createLogger } from "@orvado/core";
-import { BillingService, type GetCostRequest, type GetCostResponse } from "@orvado/proto";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { BillingService } from "@orvado/proto";
 import { internalClient } from "./client.ts";
-import { startRpcServer, type RpcServer } from "./server.ts";
+import type { RpcServer } from "./server.ts";
+import { startBillingStandIn, TEST_SECRET as SECRET, type SeenCall } from "./test-support.ts";
 
 // Unary calls between services in one process hand over copies of the messages
 // (direct-transport.ts); these check that they keep what the network guarantees.
 
-const SECRET = "s".repeat(32);
-const logger = createLogger("test", "silent");
-
-const seen: { request?: GetCostRequest; answer?: GetCostResponse; context?: HandlerContext } = {};
-
-async function startServer(): Promise<RpcServer> {
-  return startRpcServer({
-    host: "127.0.0.1",
-    port: 0,
-    secret: SECRET,
-    serviceNames: ["orvado.v1.BillingService"],
-    logger,
-    routes: (router) =>
-      router.service(BillingService, {
-        async getCost(request, context) {
-          seen.request = request;
-          seen.context = context;
-          if (request.requestId === "hang") return new Promise<never>(() => {});
-          if (request.requestId === "crash") throw new TypeError("handler bug");
-          if (request.requestId === "refuse") throw new ConnectError("no such request", Code.NotFound, { "x-reason": "unknown" });
-          context.responseHeader.set("x-answered-by", "billing");
-          seen.answer = { $typeName: "orvado.v1.GetCostResponse", cost: { $typeName: "orvado.v1.CostRecord", requestId: request.requestId, model: "beta", amountMicros: 20_000n } } as GetCostResponse;
-          return seen.answer;
-        },
-      }),
-  });
-}
+const seen: SeenCall = {};
+const startServer = () => startBillingStandIn(seen);
 
 const servers: RpcServer[] = [];
 afterEach(async () => {
@@ -52,7 +27,7 @@ describe("unary calls to a server in the same process", () => {
     const billing = await client();
     let header: Headers | undefined;
     const { cost } = await billing.getCost({ requestId: "req_1" }, { onHeader: (received) => (header = received) });
-    expect(cost).toMatchObject({ requestId: "req_1", model: "beta", amountMicros: 20_000n });
+    expect(cost).toMatchObject({ requestId: "req_1@in-memory", model: "secret-seen", amountMicros: 20_000n });
     expect(seen.context?.protocolName).toBe("in-process");
     expect(seen.context?.requestHeader.get("x-orvado-internal-secret")).toBe(SECRET);
     expect(header?.get("x-answered-by")).toBe("billing");
@@ -66,7 +41,7 @@ describe("unary calls to a server in the same process", () => {
     expect(answer).not.toBe(seen.answer);
     expect(answer.cost).not.toBe(seen.answer!.cost);
     answer.cost!.model = "changed by the caller";
-    expect(seen.answer!.cost!.model).toBe("beta");
+    expect(seen.answer!.cost!.model).toBe("secret-seen");
   });
 
   it("refuse a caller without the shared secret", async () => {
@@ -78,7 +53,7 @@ describe("unary calls to a server in the same process", () => {
 
   it("pass errors on as the network would: code, message and metadata, not the thrown object", async () => {
     const billing = await client();
-    const refused = await billing.getCost({ requestId: "refuse" }).catch((error: unknown) => error);
+    const refused = await billing.getCost({ requestId: "missing" }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(ConnectError);
     expect(refused).toMatchObject({ code: Code.NotFound, rawMessage: "no such request" });
     expect((refused as ConnectError).metadata.get("x-reason")).toBe("unknown");

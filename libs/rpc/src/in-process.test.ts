@@ -1,31 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
-import { createLogger } from "@orvado/core";
+import { Code } from "@connectrpc/connect";
 import { BillingService } from "@orvado/proto";
 import { internalClient } from "./client.ts";
-import { startRpcServer, type RpcServer } from "./server.ts";
-
-const SECRET = "s".repeat(32);
-const logger = createLogger("test", "silent");
-
-// A billing stand-in whose GetCost tells the caller which way the call came:
-// the URL a handler sees is the in-memory one for an in-process call.
-async function startEchoServer(): Promise<RpcServer> {
-  return startRpcServer({
-    host: "127.0.0.1",
-    port: 0,
-    secret: SECRET,
-    serviceNames: ["orvado.v1.BillingService"],
-    logger,
-    routes: (router) =>
-      router.service(BillingService, {
-        getCost(request, context: HandlerContext) {
-          if (request.requestId === "missing") throw new ConnectError("no such request", Code.NotFound);
-          return { cost: { requestId: `${request.requestId}@${new URL(context.url).host}`, model: context.requestHeader.get("x-orvado-internal-secret") === SECRET ? "secret-seen" : "" } };
-        },
-      }),
-  });
-}
+import type { RpcServer } from "./server.ts";
+import { startBillingStandIn as startEchoServer, TEST_SECRET as SECRET } from "./test-support.ts";
 
 const servers: RpcServer[] = [];
 afterEach(async () => {
