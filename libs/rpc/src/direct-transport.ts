@@ -46,7 +46,7 @@ export function unaryImplementations(routes: (router: ConnectRouter) => void): M
   return implementations;
 }
 
-/** Innermost link first: each interceptor wraps what is inside it, as Connect applies them. */
+/** The first interceptor outermost, each wrapping the ones after it, as Connect applies them. */
 function chain(interceptors: Interceptor[], innermost: (request: UnaryRequest) => Promise<UnaryResponse>) {
   return interceptors.reduceRight((next, interceptor) => interceptor(next as never) as typeof next, innermost);
 }
