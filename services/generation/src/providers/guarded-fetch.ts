@@ -1,6 +1,6 @@
 import type { UpstreamProvider } from "../catalog.ts";
 import { lookup as dnsLookup } from "node:dns";
-import { fetchWithLookup, pinnedFetch, publicOnlyLookup, type PinnedInit } from "./pinned-fetch.ts";
+import { AnswerTooLarge, fetchWithLookup, pinnedFetch, publicOnlyLookup, type Answer, type PinnedInit } from "./pinned-fetch.ts";
 import { detectRefusal, mayRefuse } from "./refusals.ts";
 import { UpstreamFailure, UpstreamRefusal } from "./errors.ts";
 
@@ -36,21 +36,26 @@ export function guardedFetch(options: GuardOptions): typeof fetch {
       const underBase = url.origin === base.origin && url.pathname.startsWith(base.pathname);
       const headers = new Headers(init?.headers);
       if (!sameSite(url, base)) for (const name of CREDENTIAL_HEADERS) headers.delete(name);
-      // Off the channel's own API, the address is checked as the connection is made (pinned-fetch.ts).
-      const request = { method, headers, body: init?.body, signal: init?.signal };
-      const response =
-        underBase || options.allowPrivateNetwork
-          ? await trustedFetch(url, request, init)
-          : await pinnedFetch(url, request);
-      const location = response.headers.get("location");
-      if (REDIRECT_STATUSES.has(response.status) && location && method === "GET" && hop < MAX_REDIRECTS) {
-        await response.body?.cancel();
+      const request = { method, headers, body: init?.body, signal: init?.signal, maxBytes: options.maxResponseBytes };
+      const answer = await fetchAnswer(url, request, init, underBase || options.allowPrivateNetwork);
+      const location = answer.headers.get("location");
+      if (REDIRECT_STATUSES.has(answer.status) && location && method === "GET" && hop < MAX_REDIRECTS) {
         url = new URL(location, url);
         continue;
       }
-      return inspect(response, options);
+      return inspect(answer, options);
     }
   };
+}
+
+/** One hop's answer, read whole under the byte limit; off the channel's own API the address is checked as the connection is made (pinned-fetch.ts). */
+async function fetchAnswer(url: URL, request: PinnedInit, init: RequestInit | undefined, trusted: boolean): Promise<Answer> {
+  try {
+    return trusted ? await trustedFetch(url, request, init) : await pinnedFetch(url, request);
+  } catch (error) {
+    if (error instanceof AnswerTooLarge) throw new UpstreamFailure(error.message);
+    throw error;
+  }
 }
 
 /**
@@ -61,33 +66,34 @@ export function guardedFetch(options: GuardOptions): typeof fetch {
  * CPU per call (docs/performance.md). Bodies node:http cannot send as they are
  * (form data, blobs, streams) still go through fetch.
  */
-function trustedFetch(url: URL, request: PinnedInit, init: RequestInit | undefined): Promise<Response> {
+async function trustedFetch(url: URL, request: PinnedInit, init: RequestInit | undefined): Promise<Answer> {
   const body = request.body;
   if (body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array) {
     return fetchWithLookup(url, request, dnsLookup as typeof publicOnlyLookup);
   }
-  return fetch(url, { ...init, headers: request.headers, redirect: "manual" });
+  const response = await fetch(url, { ...init, headers: request.headers, redirect: "manual" });
+  const limit = request.maxBytes ?? Infinity;
+  if (Number(response.headers.get("content-length") ?? "0") > limit) {
+    await response.body?.cancel();
+    throw new AnswerTooLarge(limit);
+  }
+  return { status: response.status, statusText: response.statusText, headers: response.headers, bytes: await readLimited(response, limit) };
 }
 
-async function inspect(response: Response, options: GuardOptions): Promise<Response> {
-  const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > options.maxResponseBytes) {
-    await response.body?.cancel();
-    throw new UpstreamFailure(`the upstream answer is ${declared} bytes, over the ${options.maxResponseBytes}-byte limit`);
-  }
-  const bytes = await readLimited(response, options.maxResponseBytes);
-  const json = (response.headers.get("content-type") ?? "").includes("json");
-  if (json && bytes.length <= MAX_SNIFF_BYTES && mayRefuse(options.provider, response.status)) {
-    const reason = refusalIn(options.provider, response.status, bytes);
+/** The one Response the AI SDK reads, once the answer is known not to be a refusal. */
+function inspect(answer: Answer, options: GuardOptions): Response {
+  const json = (answer.headers.get("content-type") ?? "").includes("json");
+  if (json && answer.bytes.length <= MAX_SNIFF_BYTES && mayRefuse(options.provider, answer.status)) {
+    const reason = refusalIn(options.provider, answer.status, answer.bytes);
     if (reason !== undefined) {
       options.onRefusal(reason);
       throw new UpstreamRefusal(reason);
     }
   }
-  return new Response(response.status === 204 || response.status === 304 ? null : bytes, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
+  return new Response(answer.status === 204 || answer.status === 304 ? null : answer.bytes, {
+    status: answer.status,
+    statusText: answer.statusText,
+    headers: answer.headers,
   });
 }
 
@@ -105,7 +111,7 @@ async function readLimited(response: Response, limit: number): Promise<Uint8Arra
   let total = 0;
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
     total += chunk.byteLength;
-    if (total > limit) throw new UpstreamFailure(`the upstream answer exceeded the ${limit}-byte limit`);
+    if (total > limit) throw new AnswerTooLarge(limit);
     chunks.push(chunk);
   }
   const joined = new Uint8Array(total);

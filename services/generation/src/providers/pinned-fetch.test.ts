@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import { once } from "node:events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lookup as dnsLookup } from "node:dns";
-import { fetchWithLookup, pinnedFetch, publicOnlyLookup } from "./pinned-fetch.ts";
+import { AnswerTooLarge, fetchWithLookup, pinnedFetch, publicOnlyLookup } from "./pinned-fetch.ts";
 
 // The address check happens where the connection is made, so a name that resolves
 // to an internal address is refused even when nothing checked the name beforehand
@@ -13,9 +13,17 @@ let port: number;
 let hits = 0;
 
 beforeAll(async () => {
-  server = createServer((_request, response) => {
+  server = createServer((request, response) => {
     hits += 1;
-    response.end("secret");
+    if (request.url === "/chunked") {
+      // No content-length: the limit must hold as the bytes arrive.
+      response.write("a".repeat(600));
+      response.end("b".repeat(600));
+    } else if (request.url === "/cut") {
+      response.writeHead(200, { "content-length": "1000" });
+      response.write("only part of it");
+      setTimeout(() => response.socket?.destroy(), 20);
+    } else response.end("secret");
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -35,12 +43,26 @@ describe("pinnedFetch", () => {
     expect(hits).toBe(0);
   });
 
-  it("answers as a fetch Response: status, headers and the whole body", async () => {
-    const anyAddress = ((host, options, callback) => dnsLookup(host, options, callback as never)) as typeof publicOnlyLookup;
-    const response = await fetchWithLookup(new URL(`http://localhost:${port}/image.png`), { method: "GET", headers: new Headers({ accept: "image/png" }) }, anyAddress);
-    expect(response.status).toBe(200);
-    expect(response.headers.get("content-length")).toBe("6");
-    expect(await response.text()).toBe("secret");
+  const anyAddress = ((host, options, callback) => dnsLookup(host, options, callback as never)) as typeof publicOnlyLookup;
+  const get = (path: string, maxBytes?: number) => fetchWithLookup(new URL(`http://localhost:${port}${path}`), { method: "GET", headers: new Headers({ accept: "image/png" }), maxBytes }, anyAddress);
+
+  it("answers whole: status, headers and the whole body", async () => {
+    const answer = await get("/image.png");
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("content-length")).toBe("6");
+    expect(Buffer.from(answer.bytes).toString()).toBe("secret");
+    expect(Buffer.from((await get("/chunked", 1200)).bytes).toString()).toBe("a".repeat(600) + "b".repeat(600));
+    hits = 0;
+  });
+
+  it("refuses an answer over its byte limit, whether declared or as it arrives", async () => {
+    await expect(get("/image.png", 5)).rejects.toBeInstanceOf(AnswerTooLarge);
+    await expect(get("/chunked", 1000)).rejects.toBeInstanceOf(AnswerTooLarge);
+    hits = 0;
+  });
+
+  it("fails an answer the connection cut short instead of handing back part of it", async () => {
+    await expect(get("/cut")).rejects.toThrow();
     hits = 0;
   });
 

@@ -2,7 +2,6 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "nod
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP } from "node:net";
-import { Readable } from "node:stream";
 import { BlockedUrlError, isInternalAddress } from "./private-address.ts";
 
 // fetch for URLs an upstream hands us (result images, polling URLs), checked where
@@ -30,15 +29,38 @@ export interface PinnedInit {
   headers: Headers;
   body?: RequestInit["body"];
   signal?: AbortSignal | null;
+  /** An answer longer than this is refused with AnswerTooLarge (declared or as it arrives). */
+  maxBytes?: number;
 }
 
-/** A request to a public address only, answered as a fetch Response (redirects are not followed here). */
-export function pinnedFetch(url: URL, init: PinnedInit): Promise<Response> {
+/**
+ * An upstream's answer read whole. Kept out of web streams on purpose: a fetch
+ * Response made from a node stream (Readable.toWeb) and then read back cost
+ * each call two ReadableStreams and their per-chunk promises; the gateway needs
+ * the whole body anyway (its byte limit, the refusal check), and builds the one
+ * Response the AI SDK reads from these bytes (guarded-fetch.ts).
+ */
+export interface Answer {
+  status: number;
+  statusText: string;
+  headers: Headers;
+  bytes: Uint8Array;
+}
+
+export class AnswerTooLarge extends Error {
+  constructor(limit: number) {
+    super(`the upstream answer exceeded the ${limit}-byte limit`);
+    this.name = "AnswerTooLarge";
+  }
+}
+
+/** A request to a public address only, answered whole (redirects are not followed here). */
+export function pinnedFetch(url: URL, init: PinnedInit): Promise<Answer> {
   return fetchWithLookup(url, init, publicOnlyLookup);
 }
 
 /** The request itself, with the connection's lookup given (tests give a permissive one to reach a local server). */
-export function fetchWithLookup(url: URL, init: PinnedInit, lookup: typeof publicOnlyLookup): Promise<Response> {
+export function fetchWithLookup(url: URL, init: PinnedInit, lookup: typeof publicOnlyLookup): Promise<Answer> {
   if (url.protocol !== "http:" && url.protocol !== "https:") return Promise.reject(new BlockedUrlError(`refused to fetch a ${url.protocol} URL from an upstream`));
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (lookup === publicOnlyLookup && isIP(host) && isInternalAddress(host)) return Promise.reject(new BlockedUrlError(`refused to fetch ${url.origin}: it is the internal address ${host}`));
@@ -51,19 +73,35 @@ export function fetchWithLookup(url: URL, init: PinnedInit, lookup: typeof publi
       signal: init.signal ?? undefined,
     });
     request.once("error", reject);
-    request.once("response", (message: IncomingMessage) => resolve(toResponse(message)));
+    request.once("response", (message: IncomingMessage) => readAnswer(message, init.maxBytes ?? Infinity).then(resolve, reject));
     if (typeof init.body === "string" || init.body instanceof Uint8Array) request.end(init.body);
     else request.end();
   });
 }
 
-function toResponse(message: IncomingMessage): Response {
+function readAnswer(message: IncomingMessage, maxBytes: number): Promise<Answer> {
   const headers = new Headers();
   for (const [name, value] of Object.entries(message.headers)) {
     if (value === undefined) continue;
     for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
   }
   const status = message.statusCode ?? 502;
-  const empty = status === 204 || status === 304 || status < 200;
-  return new Response(empty ? null : (Readable.toWeb(message) as ReadableStream<Uint8Array>), { status, statusText: message.statusMessage ?? "", headers });
+  const answer = (bytes: Uint8Array): Answer => ({ status, statusText: message.statusMessage ?? "", headers, bytes });
+  if (Number(message.headers["content-length"] ?? 0) > maxBytes) {
+    message.destroy();
+    return Promise.reject(new AnswerTooLarge(maxBytes));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    message.on("data", (chunk: Buffer) => {
+      length += chunk.length;
+      if (length > maxBytes) message.destroy(new AnswerTooLarge(maxBytes));
+      else chunks.push(chunk);
+    });
+    message.once("error", reject);
+    // A connection cut (or the call's signal aborting) mid-answer ends it short: not an answer.
+    message.once("aborted", () => reject(new Error("the upstream closed the connection before its answer was complete")));
+    message.once("end", () => resolve(answer(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length))));
+  });
 }
