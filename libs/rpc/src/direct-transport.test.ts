@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { BillingService } from "@orvado/proto";
@@ -67,6 +68,15 @@ describe("unary calls to a server in the same process", () => {
     const billing = await client();
     await expect(billing.getCost({ requestId: "hang" }, { timeoutMs: 50 })).rejects.toMatchObject({ code: Code.DeadlineExceeded });
     expect(seen.context?.signal.aborted).toBe(true);
+  });
+
+  it("leave nothing listening on the caller's signal once calls end", async () => {
+    const billing = await client();
+    const signal = new AbortController().signal;
+    await Promise.all(Array.from({ length: 50 }, (_, index) => billing.getCost({ requestId: `req_${index}` }, { signal })));
+    await billing.getCost({ requestId: "missing" }, { signal }).catch(() => {});
+    await billing.getCost({ requestId: "hang" }, { signal, timeoutMs: 20 }).catch(() => {});
+    expect(getEventListeners(signal, "abort")).toHaveLength(0);
   });
 
   it("end when the caller gives up, with Canceled", async () => {
