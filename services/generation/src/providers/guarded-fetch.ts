@@ -114,13 +114,7 @@ async function readLimited(response: Response, limit: number): Promise<Uint8Arra
     if (total > limit) throw new AnswerTooLarge(limit);
     chunks.push(chunk);
   }
-  const joined = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    joined.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return joined;
+  return Buffer.concat(chunks, total);
 }
 
 /** Same host, or both under the same registrable-looking parent (api.bfl.ai and api.us1.bfl.ai). */
