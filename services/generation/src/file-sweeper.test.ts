@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,7 +10,7 @@ import { freshDatabase, type FreshDatabase } from "@orvado/testkit";
 import { startFileSweeper, sweepExpiredFiles } from "./file-sweeper.ts";
 import { findImage } from "./job-store.ts";
 import { lookupJob } from "./job-lookup.ts";
-import { LocalImageStore } from "./storage/local-store.ts";
+import { SegmentImageStore } from "./storage/segment-store.ts";
 import { S3ImageStore } from "./storage/s3-store.ts";
 import { startLocalS3 } from "./storage/s3rver-for-tests.ts";
 import type { ImageStore } from "./storage/store.ts";
@@ -22,15 +22,14 @@ let db: Db;
 let root: string;
 let s3: Awaited<ReturnType<typeof startLocalS3>>;
 const stores: Array<[string, () => ImageStore]> = [
-  ["local disk", () => new LocalImageStore(root)],
+  ["local disk", () => new SegmentImageStore(root)],
   ["an S3 bucket (s3rver)", () => new S3ImageStore(s3.config)],
 ];
 
 /** A finished job with one image whose link expires `expiresInSeconds` from now (negative: already expired). */
 async function finishedJob(store: ImageStore, expiresInSeconds: number): Promise<{ requestId: string; imageId: string }> {
   const requestId = newRequestId();
-  const imageId = `img_${requestId.slice(4)}`;
-  await store.put(imageId, Buffer.from("png"), "image/png");
+  const imageId = await store.add(Buffer.from("png"), "image/png", { expiresAt: new Date(Date.now() + expiresInSeconds * 1000) });
   await db.query(
     `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, images_requested, response_format, channel, status, images_delivered, finished_at)
      VALUES ($1, $2, 'key_sweeper', 'beta', '1024x1024', '1K', 1, 'URL', 'sandbox', 'succeeded', 1, now())`,
@@ -88,17 +87,17 @@ describe("the file sweeper", () => {
          ($1, 'old', 'h', $2, now() - interval '1 second'), ($1, 'live', 'h', $3, now() + interval '1 hour')`,
       [ACCOUNT, newRequestId(), newRequestId()],
     );
-    const { keysPruned } = await sweepExpiredFiles({ db, store: new LocalImageStore(root), logger });
+    const { keysPruned } = await sweepExpiredFiles({ db, store: new SegmentImageStore(root), logger });
     expect(keysPruned).toBe(1);
     const { rows } = await db.query<{ idempotency_key: string }>("SELECT idempotency_key FROM generation.idempotency_keys WHERE account_id = $1", [ACCOUNT]);
     expect(rows.map((row) => row.idempotency_key)).toEqual(["live"]);
   });
 
   it("runs on its own on every interval until stopped", async () => {
-    const store = new LocalImageStore(root);
+    const store = new SegmentImageStore(root);
     const expired = await finishedJob(store, -1);
     const stop = startFileSweeper({ db, store, logger }, 1000);
-    while ((await readdir(root)).includes(`${expired.imageId}.png`)) await new Promise((resolve) => setTimeout(resolve, 100));
+    while (await findImage(db, expired.imageId)) await new Promise((resolve) => setTimeout(resolve, 100));
     await stop();
     expect(await findImage(db, expired.imageId)).toBeNull();
   });

@@ -13,6 +13,8 @@ const BATCH = 200;
 
 export interface SweepResult {
   imagesDeleted: number;
+  /** Space the store freed as a whole (segment files) once everything in it had expired. */
+  unitsReclaimed: number;
   keysPruned: number;
 }
 
@@ -28,9 +30,10 @@ export async function sweepExpiredFiles(deps: { db: Db; store: ImageStore; logge
     imagesDeleted += imageIds.length;
     if (imageIds.length < BATCH) break;
   }
+  const unitsReclaimed = (await deps.store.reclaim?.()) ?? 0;
   const keysPruned = await pruneIdempotencyKeys(deps.db);
-  if (imagesDeleted + keysPruned > 0) deps.logger.info({ imagesDeleted, keysPruned }, "swept expired images and idempotency keys");
-  return { imagesDeleted, keysPruned };
+  if (imagesDeleted + unitsReclaimed + keysPruned > 0) deps.logger.info({ imagesDeleted, unitsReclaimed, keysPruned }, "swept expired images and idempotency keys");
+  return { imagesDeleted, unitsReclaimed, keysPruned };
 }
 
 /** Sweeps every intervalMs until the returned stop function is called; stop waits for a sweep in progress. */

@@ -10,7 +10,7 @@ import { createLogger, newRequestId } from "@orvado/core";
 import { migrate, openDb, type Db } from "@orvado/db";
 import { freshDatabase, usingServer, type FreshDatabase } from "@orvado/testkit";
 import { IdempotentRequests, requestFingerprint } from "./idempotency.ts";
-import { LocalImageStore } from "./storage/local-store.ts";
+import { SegmentImageStore } from "./storage/segment-store.ts";
 
 // Two IdempotentRequests on one database stand for two generation replicas: a
 // retry that lands on the other replica must find the original through
@@ -21,7 +21,7 @@ let database: FreshDatabase;
 let dbA: Db;
 let dbB: Db;
 let root: string;
-let store: LocalImageStore;
+let store: SegmentImageStore;
 let replicaA: IdempotentRequests;
 let replicaB: IdempotentRequests;
 
@@ -48,14 +48,16 @@ async function startJob(db: Db, req: CreateImageRequest) {
   );
 }
 
-async function finishJob(db: Db, req: CreateImageRequest, imageId: string) {
-  await store.put(imageId, Buffer.from("png bytes"), "image/png");
+/** Resolves with the stored image's id. */
+async function finishJob(db: Db, req: CreateImageRequest): Promise<string> {
+  const imageId = await store.add(Buffer.from("png bytes"), "image/png", { expiresAt: new Date(Date.now() + 3_600_000) });
   await db.query(
     `INSERT INTO generation.images (image_id, request_id, position, content_type, width, height, bytes, expires_at)
      VALUES ($1, $2, 0, 'image/png', 1024, 1024, 9, now() + interval '1 hour')`,
     [imageId, req.requestId],
   );
   await db.query("UPDATE generation.jobs SET status = 'succeeded', images_delivered = 1, finished_at = now() WHERE request_id = $1", [req.requestId]);
+  return imageId;
 }
 
 function gate() {
@@ -77,7 +79,7 @@ beforeAll(async () => {
   dbB = usingServer() ? await openDb(database.url) : dbA;
   await migrate(dbA, "generation", fileURLToPath(new URL("../migrations", import.meta.url)));
   root = await mkdtemp(join(tmpdir(), "orvado-idem-"));
-  store = new LocalImageStore(root);
+  store = new SegmentImageStore(root);
   const config = { jobTimeoutMs: 600_000 };
   replicaA = new IdempotentRequests({ db: dbA, store, urlSigningSecret: SECRET, config, logger });
   replicaB = new IdempotentRequests({ db: dbB, store, urlSigningSecret: SECRET, config, logger });
@@ -112,11 +114,12 @@ describe("IdempotentRequests across two replicas", () => {
     const first = request({ idempotencyKey: key });
     const held = gate();
     let starts = 0;
+    let imageId = "";
     const original = replicaA.run(first, async () => {
       starts += 1;
       await startJob(dbA, first);
       await held.opened;
-      await finishJob(dbA, first, "img_crossreplica001");
+      imageId = await finishJob(dbA, first);
       return { result: { case: "images", value: { createdUnix: 1n, data: [] } } };
     });
     await untilJobRow(dbB, first.requestId);
@@ -130,7 +133,7 @@ describe("IdempotentRequests across two replicas", () => {
     expect(replayed).toMatchObject({ requestId: first.requestId, replayed: true, result: { case: "images" } });
     const images = replayed.result?.case === "images" ? replayed.result.value : null;
     expect(images?.data?.[0]?.content).toMatchObject({ case: "urlPath" });
-    expect(String(images?.data?.[0]?.content?.value)).toContain("/v1/files/img_crossreplica001.png?expires=");
+    expect(String(images?.data?.[0]?.content?.value)).toContain(`/v1/files/${imageId}.png?expires=`);
   });
 
   it("lets exactly one of many simultaneous first attempts start a job", async () => {
@@ -140,7 +143,7 @@ describe("IdempotentRequests across two replicas", () => {
       return (index % 2 ? replicaA : replicaB).run(req, async () => {
         starts += 1;
         await startJob(dbA, req);
-        await finishJob(dbA, req, `img_simultaneous${index.toString().padStart(3, "0")}`);
+        await finishJob(dbA, req);
         return { result: { case: "images", value: { createdUnix: 1n, data: [] } }, requestId: req.requestId };
       });
     });
@@ -153,7 +156,7 @@ describe("IdempotentRequests across two replicas", () => {
     const first = request({ idempotencyKey: "reused" });
     await replicaA.run(first, async () => {
       await startJob(dbA, first);
-      await finishJob(dbA, first, "img_reusedkey00001");
+      await finishJob(dbA, first);
       return { result: { case: "images", value: { createdUnix: 1n, data: [] } } };
     });
     const answer = await replicaB.run(request({ idempotencyKey: "reused", prompt: "something else" }), async () => {
@@ -176,7 +179,7 @@ describe("IdempotentRequests across two replicas", () => {
     const second = request({ idempotencyKey: "refused-first" });
     const retry = replicaB.run(second, async () => {
       await startJob(dbB, second);
-      await finishJob(dbB, second, "img_refusedfirst01");
+      await finishJob(dbB, second);
       return { result: { case: "images", value: { createdUnix: 1n, data: [] } }, requestId: second.requestId };
     });
     refusedFirst.open();
@@ -188,7 +191,7 @@ describe("IdempotentRequests across two replicas", () => {
     const first = request({ idempotencyKey: "old-key" });
     await replicaA.run(first, async () => {
       await startJob(dbA, first);
-      await finishJob(dbA, first, "img_oldkeyoriginal");
+      await finishJob(dbA, first);
       return { result: { case: "images", value: { createdUnix: 1n, data: [] } } };
     });
     await dbA.query("UPDATE generation.idempotency_keys SET expires_at = now() - interval '1 second' WHERE request_id = $1", [first.requestId]);

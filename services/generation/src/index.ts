@@ -17,6 +17,8 @@ import { startOrphanSweeper } from "./orphan-jobs.ts";
 
 export type { GenerationConfig } from "./config.ts";
 export { loadGenerationConfig } from "./config.ts";
+export { openImageStore } from "./storage/open-store.ts";
+export type { ImageStore } from "./storage/store.ts";
 
 export interface RunningGeneration {
   rpc: RpcServer;
@@ -76,7 +78,7 @@ export async function startGeneration(
       await relay.stop();
       await stopSweeper();
       await stopOrphanSweeper();
-      store.close?.();
+      await store.close?.();
     },
   };
 }

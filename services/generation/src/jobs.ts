@@ -1,5 +1,5 @@
 import { ErrorCode, ResponseFormat, type BillingService, type CreateImageRequest, type Refusal } from "@orvado/proto";
-import { newId, refusal, type Logger, type SharedCalls } from "@orvado/core";
+import { refusal, type Logger, type SharedCalls } from "@orvado/core";
 import type { Client } from "@orvado/rpc";
 import type { Db } from "@orvado/db";
 import type { OutboxRelay } from "@orvado/events";
@@ -232,8 +232,7 @@ export class JobRunner {
     const expiresAt = new Date(Date.now() + this.deps.config.urlTtlSeconds * 1000);
     return Promise.all(
       images.map(async (bytes) => {
-        const imageId = newId("img", 16);
-        await this.deps.store.put(imageId, bytes, "image/png", { fresh: true });
+        const imageId = await this.deps.store.add(bytes, "image/png", { expiresAt });
         return { imageId, contentType: "image/png", width: spec.size.width, height: spec.size.height, bytes: bytes.length, expiresAt };
       }),
     );

@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuthService, BillingService } from "@orvado/proto";
 import { internalClient } from "@orvado/rpc";
 import { openDb, type Db } from "@orvado/db";
+import { openImageStore, type ImageStore } from "@orvado/generation";
 import { freshDatabase, type FreshDatabase } from "@orvado/testkit";
 import { ProcessStack, SERVICE_NAMES, type ServiceName } from "./process-stack.ts";
 
@@ -218,16 +219,16 @@ describe(`fault injection: ${JOBS} jobs while services are killed (seed ${SEED})
         problems.push(`${record.request_id}: charged for ${record.images_delivered} image(s), ${record.stored} stored`);
       }
     }
-    // Stored images are on disk, not only in the table.
-    const { rows: images } = await db.query<{ image_id: string }>(
-      "SELECT i.image_id FROM generation.images i JOIN generation.jobs j USING (request_id) WHERE j.status = 'succeeded'",
+    // Stored images are on disk, whole, not only in the table.
+    const { rows: images } = await db.query<{ image_id: string; bytes: number }>(
+      "SELECT i.image_id, i.bytes FROM generation.images i JOIN generation.jobs j USING (request_id) WHERE j.status = 'succeeded'",
     );
+    const store = openImageStore({ kind: "local", dir: join(dataDir, "images") });
     for (const image of images) {
-      if (!existsSync(join(dataDir, "images", `${image.image_id}.png`)) && !existsSync(join(dataDir, "images", image.image_id))) {
-        const found = await findImageFile(image.image_id);
-        if (!found) problems.push(`${image.image_id}: in the table but not on disk`);
-      }
+      const stored = await storedLength(store, image.image_id);
+      if (stored !== image.bytes) problems.push(`${image.image_id}: ${image.bytes} bytes in the table, ${stored ?? "none"} on disk`);
     }
+    await store.close?.();
     // What clients were told agrees with the money: a 200 was charged, an error answer was not
     // (except job_outcome_unknown, which says the job may still have finished).
     const charged = new Set(records.filter((record) => record.captured_micros > 0n).map((record) => record.request_id));
@@ -300,11 +301,11 @@ describe("what a client is told when a service dies", () => {
   });
 });
 
-async function findImageFile(imageId: string): Promise<boolean> {
-  const { readdirSync } = await import("node:fs");
-  const walk = (dir: string): boolean =>
-    readdirSync(dir, { withFileTypes: true }).some((entry) =>
-      entry.isDirectory() ? walk(join(dir, entry.name)) : entry.name.startsWith(imageId),
-    );
-  return existsSync(dataDir) && walk(dataDir);
+/** How many bytes the store reads back for the image; null when it has none. */
+async function storedLength(store: ImageStore, imageId: string): Promise<number | null> {
+  const opened = await store.open(imageId);
+  if (opened === null) return null;
+  let length = 0;
+  for await (const chunk of opened.stream) length += (chunk as Buffer).length;
+  return length;
 }

@@ -1,19 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { S3ImageStore } from "./s3-store.ts";
-import { InvalidImageIdError } from "./store.ts";
+import { InvalidImageIdError, isImageId } from "./store.ts";
 import { startLocalS3 } from "./s3rver-for-tests.ts";
+import { readAll } from "./test-support.ts";
 
 // The S3 store over real HTTP against s3rver, a local server speaking the S3 protocol.
 
 let s3: Awaited<ReturnType<typeof startLocalS3>>;
 let store: S3ImageStore;
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk));
-  return Buffer.concat(chunks);
-}
 
 async function objectKeys(): Promise<string[]> {
   const client = new S3Client({ ...s3.config });
@@ -31,20 +26,24 @@ afterAll(async () => {
   await s3?.close();
 });
 
+const inAnHour = () => ({ expiresAt: new Date(Date.now() + 3_600_000) });
+
 describe("S3ImageStore", () => {
-  it("returns what was put, with its type and size, under the configured prefix", async () => {
+  it("returns what was added, with its type and size, under the configured prefix", async () => {
     const bytes = Buffer.alloc(700 * 1024, 3);
-    await store.put("img_s3roundtrip01", bytes, "image/png");
-    const opened = await store.open("img_s3roundtrip01");
+    const imageId = await store.add(bytes, "image/png", inAnHour());
+    expect(isImageId(imageId)).toBe(true);
+    const opened = await store.open(imageId);
     expect([opened?.contentType, opened?.size]).toEqual(["image/png", bytes.length]);
     expect((await readAll(opened!.stream)).equals(bytes)).toBe(true);
-    expect(await objectKeys()).toContain("images/img_s3roundtrip01");
+    expect(await objectKeys()).toContain(`images/${imageId}`);
   });
 
-  it("replaces an image re-stored under another type", async () => {
-    await store.put("img_s3retyped0001", Buffer.from("png"), "image/png");
-    await store.put("img_s3retyped0001", Buffer.from("jpeg"), "image/jpeg");
-    const opened = await store.open("img_s3retyped0001");
+  it("keeps each image's content type, under an id of its own", async () => {
+    const png = await store.add(Buffer.from("png"), "image/png", inAnHour());
+    const jpeg = await store.add(Buffer.from("jpeg"), "image/jpeg", inAnHour());
+    expect(png).not.toBe(jpeg);
+    const opened = await store.open(jpeg);
     expect(opened?.contentType).toBe("image/jpeg");
     expect((await readAll(opened!.stream)).toString()).toBe("jpeg");
   });
@@ -54,24 +53,26 @@ describe("S3ImageStore", () => {
   });
 
   it("deletes, and deleting again is harmless", async () => {
-    await store.put("img_s3deleted0001", Buffer.from("bye"), "image/png");
-    await store.delete("img_s3deleted0001");
-    expect(await store.open("img_s3deleted0001")).toBeNull();
-    await store.delete("img_s3deleted0001");
-    expect(await objectKeys()).not.toContain("images/img_s3deleted0001");
+    const imageId = await store.add(Buffer.from("bye"), "image/png", inAnHour());
+    await store.delete(imageId);
+    expect(await store.open(imageId)).toBeNull();
+    await store.delete(imageId);
+    expect(await objectKeys()).not.toContain(`images/${imageId}`);
   });
 
   it("refuses an unknown content type and malformed ids", async () => {
-    await expect(store.put("img_s3badtype0001", Buffer.from("x"), "text/html")).rejects.toThrow(/content type/);
+    const before = await objectKeys();
+    await expect(store.add(Buffer.from("x"), "text/html", inAnHour())).rejects.toThrow(/content type/);
+    expect(await objectKeys()).toEqual(before);
     for (const id of ["../img_escapeattempt", "img_a/b/c/d/e/f/g", ""]) {
-      await expect(store.put(id, Buffer.from("x"), "image/png")).rejects.toThrow(InvalidImageIdError);
       await expect(store.open(id)).rejects.toThrow(InvalidImageIdError);
+      await expect(store.delete(id)).rejects.toThrow(InvalidImageIdError);
     }
   });
 
   it("reports a bucket that does not exist as an error, not as a missing image", async () => {
     const elsewhere = new S3ImageStore({ ...s3.config, bucket: "no-such-bucket" });
-    await expect(elsewhere.put("img_s3nobucket001", Buffer.from("x"), "image/png")).rejects.toThrow();
+    await expect(elsewhere.add(Buffer.from("x"), "image/png", inAnHour())).rejects.toThrow();
     elsewhere.close();
   });
 });

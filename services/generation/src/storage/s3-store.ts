@@ -1,6 +1,7 @@
 import { Readable } from "node:stream";
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from "@aws-sdk/client-s3";
-import { assertImageId, type ImageStore, type StoredImage } from "./store.ts";
+import { newId } from "@orvado/core";
+import { assertImageId, type AddOptions, type ImageStore, type StoredImage } from "./store.ts";
 import type { StorageConfig } from "./config.ts";
 
 type S3Config = Extract<StorageConfig, { kind: "s3" }>;
@@ -25,11 +26,13 @@ export class S3ImageStore implements ImageStore {
     });
   }
 
-  async put(imageId: string, bytes: Buffer, contentType: string): Promise<void> {
-    assertImageId(imageId);
+  /** Each image is its own object, deleted by the file sweeper, so the expiry is not needed here. */
+  async add(bytes: Buffer, contentType: string, _options: AddOptions): Promise<string> {
     if (!CONTENT_TYPES.has(contentType)) throw new Error(`Unsupported image content type ${JSON.stringify(contentType)}`);
-    // A PUT replaces the whole object at once: readers see the old image or the new one, never half.
+    const imageId = newId("img", 16);
+    // A PUT stores the whole object at once: nobody can read half an image.
     await this.#client.send(new PutObjectCommand({ Bucket: this.config.bucket, Key: this.#key(imageId), Body: bytes, ContentType: contentType }));
+    return imageId;
   }
 
   async open(imageId: string): Promise<StoredImage | null> {

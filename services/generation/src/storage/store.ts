@@ -7,23 +7,22 @@ export interface StoredImage {
   stream: NodeJS.ReadableStream;
 }
 
-export interface PutOptions {
-  /**
-   * The caller made this id just now and records it only after put returns
-   * (jobs do), so no earlier image is stored under it and nobody reads it
-   * meanwhile: the store may skip replacing one under another type, and may
-   * write in place instead of through a temporary name.
-   */
-  fresh?: boolean;
+export interface AddOptions {
+  /** When the image's link expires: a store may free its space any time after this. */
+  expiresAt: Date;
 }
 
 export interface ImageStore {
-  /** Stores the image under the id, replacing any image stored there before. */
-  put(imageId: string, bytes: Buffer, contentType: string, options?: PutOptions): Promise<void>;
+  /** Stores a new image and resolves, once it is durable, with the id it can be opened by. */
+  add(bytes: Buffer, contentType: string, options: AddOptions): Promise<string>;
   /** Null when no image is stored under the id. */
   open(imageId: string): Promise<StoredImage | null>;
   /** Deleting an id that is not stored is not an error. */
   delete(imageId: string): Promise<void>;
+  /** Frees the space of expired images that delete() could only mark; returns how many units (files, segments) it removed. */
+  reclaim?(): Promise<number>;
+  /** Lets writes in flight finish and releases files or connections. */
+  close?(): Promise<void> | void;
 }
 
 const IMAGE_ID_PATTERN = /^img_[A-Za-z0-9_-]{10,64}$/;
