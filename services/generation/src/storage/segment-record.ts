@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { randomBase64url } from "@orvado/core";
 
 // The on-disk shape of one image in a segment file, and the image id that says
 // where it is. An id names its segment and offset, so opening an image is one
@@ -91,7 +92,7 @@ export function segmentCreatedAtMs(segment: string): number {
 }
 
 export function newRecordRandom(): string {
-  return randomBytes(12).toString("base64url");
+  return randomBase64url(12);
 }
 
 export function segmentImageId(location: SegmentLocation): string {

@@ -205,6 +205,20 @@ describe("SegmentImageStore", () => {
       expect(await store.reclaim()).toBe(1);
     });
 
+    it("reads every header of a segment larger than its read window, big images between small ones", async () => {
+      const store = storeWith();
+      for (let index = 0; index < 300; index += 1) {
+        const bytes = Buffer.alloc(index === 150 ? 300 * 1024 : 2000, index);
+        await store.add(bytes, "image/png", expiresIn(HOUR + index * 1000));
+      }
+      const reader = storeWith();
+      // The last image, past 1 MB into the file, expires latest: the segment stays until then.
+      clock += HOUR + 299 * 1000 - 1;
+      expect(await reader.reclaim()).toBe(0);
+      clock += 2;
+      expect(await reader.reclaim()).toBe(1);
+    });
+
     it("ignores files in the segment directory that are not segments", async () => {
       const store = storeWith();
       await writeFile(join(dir, "segments", "notes.txt"), "keep me");

@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, openSync } from "node:fs";
 import { open, readdir, rm, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { ImageFiles } from "./image-files.ts";
@@ -50,6 +50,8 @@ export class SegmentImageStore implements ImageStore {
     this.#segmentsDir = join(root, "segments");
     // Synchronous on purpose: it runs once at start-up and a bad directory should stop the service there.
     mkdirSync(this.#segmentsDir, { recursive: true });
+    // The segments directory's own entry must outlast a power cut too (each segment's entry is flushed as it is made).
+    flushDirectorySync(root);
     this.#files = new ImageFiles(root);
     this.#limits = { ...DEFAULT_LIMITS, ...definedOnly(options) };
     this.#now = options.now ?? Date.now;
@@ -161,30 +163,43 @@ export class SegmentImageStore implements ImageStore {
     return names.filter((name) => name.endsWith(".seg")).map((name) => name.slice(0, -4)).filter((name) => SEGMENT_NAME.test(name));
   }
 
-  /**
-   * The latest expiry of any image in a closed segment, reading its headers in
-   * order. A torn record at the end (the process died mid-write) was never
-   * handed out, so the walk stops there.
-   */
+  /** The latest expiry of any image in a closed segment, read from its headers once. */
   async #readLastExpiry(segment: string): Promise<number | null> {
     const handle = await this.#openSegment(segment, "r");
     if (handle === null) return null;
     try {
-      const { size } = await handle.stat();
       let lastExpiry = 0;
-      const header = Buffer.alloc(RECORD_HEADER_BYTES);
-      for (let offset = 0; offset + RECORD_HEADER_BYTES <= size; ) {
-        const { bytesRead } = await handle.read(header, 0, RECORD_HEADER_BYTES, offset);
-        const record = bytesRead === RECORD_HEADER_BYTES ? decodeHeader(header) : null;
-        if (record === null) break;
-        lastExpiry = Math.max(lastExpiry, record.expiresAtMs);
-        offset += RECORD_HEADER_BYTES + record.length;
-      }
+      await walkHeaders(handle, (record) => (lastExpiry = Math.max(lastExpiry, record.expiresAtMs)));
       this.#lastExpiry.set(segment, lastExpiry);
       return lastExpiry;
     } finally {
       await handle.close();
     }
+  }
+}
+
+const WALK_WINDOW_BYTES = 256 * 1024;
+
+/**
+ * Visits a segment's record headers in order, reading it in 256-kB windows (one
+ * read covers many small images). A torn record at the end (the process died
+ * mid-write) was never handed out, so the walk stops there.
+ */
+async function walkHeaders(handle: FileHandle, visit: (record: RecordHeader) => void): Promise<void> {
+  const { size } = await handle.stat();
+  const window = Buffer.alloc(WALK_WINDOW_BYTES);
+  let windowStart = 0;
+  let windowLength = 0;
+  for (let offset = 0; offset + RECORD_HEADER_BYTES <= size; ) {
+    if (offset + RECORD_HEADER_BYTES > windowStart + windowLength) {
+      windowStart = offset;
+      windowLength = (await handle.read(window, 0, WALK_WINDOW_BYTES, offset)).bytesRead;
+      if (windowLength < RECORD_HEADER_BYTES) return;
+    }
+    const record = decodeHeader(window.subarray(offset - windowStart, offset - windowStart + RECORD_HEADER_BYTES));
+    if (record === null) return;
+    visit(record);
+    offset += RECORD_HEADER_BYTES + record.length;
   }
 }
 
@@ -196,6 +211,15 @@ async function readRecordHeader(handle: FileHandle, location: SegmentLocation): 
   if (record === null || record.random !== location.random) return null;
   const { size } = await handle.stat();
   return location.offset + RECORD_HEADER_BYTES + record.length <= size ? record : null;
+}
+
+function flushDirectorySync(dir: string): void {
+  const fd = openSync(dir, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function definedOnly(options: SegmentStoreOptions): Partial<SegmentLimits> {
