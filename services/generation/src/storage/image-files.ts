@@ -43,9 +43,10 @@ export class ImageFiles {
   }
 }
 
-async function openIfExists(path: string): Promise<FileHandle | null> {
+/** The open file, or null when there is none at the path. */
+export async function openIfExists(path: string, flags: "r" | "r+" = "r"): Promise<FileHandle | null> {
   try {
-    return await open(path, "r");
+    return await open(path, flags);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw error;

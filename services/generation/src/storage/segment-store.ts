@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync } from "node:fs";
-import { open, readdir, rm, type FileHandle } from "node:fs/promises";
+import { readdir, rm, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { ImageFiles } from "./image-files.ts";
+import { ImageFiles, openIfExists } from "./image-files.ts";
 import { SegmentFile, type SegmentLimits } from "./segment-file.ts";
 import {
   DELETED_FLAGS,
@@ -149,13 +149,8 @@ export class SegmentImageStore implements ImageStore {
     }
   }
 
-  async #openSegment(segment: string, flags: "r" | "r+"): Promise<FileHandle | null> {
-    try {
-      return await open(join(this.#segmentsDir, `${segment}.seg`), flags);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
-      throw error;
-    }
+  #openSegment(segment: string, flags: "r" | "r+"): Promise<FileHandle | null> {
+    return openIfExists(join(this.#segmentsDir, `${segment}.seg`), flags);
   }
 
   async #segmentNames(): Promise<string[]> {
