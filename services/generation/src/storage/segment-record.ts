@@ -37,7 +37,7 @@ export interface RecordHeader {
 }
 
 /** Throws for a content type the store does not keep, before anything is written. */
-export function contentTypeCode(contentType: string): number {
+function contentTypeCode(contentType: string): number {
   const code = CONTENT_TYPE_CODES.get(contentType);
   if (code === undefined) throw new Error(`Unsupported image content type ${JSON.stringify(contentType)}`);
   return code;

@@ -9,7 +9,6 @@ import {
   MAX_IMAGE_BYTES,
   RECORD_HEADER_BYTES,
   SEGMENT_NAME,
-  contentTypeCode,
   decodeHeader,
   encodeHeader,
   newRecordRandom,
@@ -53,14 +52,14 @@ export class SegmentImageStore implements ImageStore {
     // The segments directory's own entry must outlast a power cut too (each segment's entry is flushed as it is made).
     flushDirectorySync(root);
     this.#files = new ImageFiles(root);
-    this.#limits = { ...DEFAULT_LIMITS, ...definedOnly(options) };
+    this.#limits = { maxBytes: options.maxBytes ?? DEFAULT_LIMITS.maxBytes, maxAgeMs: options.maxAgeMs ?? DEFAULT_LIMITS.maxAgeMs };
     this.#now = options.now ?? Date.now;
   }
 
   async add(bytes: Buffer, contentType: string, options: AddOptions): Promise<string> {
-    contentTypeCode(contentType);
     if (bytes.length === 0 || bytes.length > MAX_IMAGE_BYTES) throw new Error(`An image must have 1 to ${MAX_IMAGE_BYTES} bytes, not ${bytes.length}`);
     const random = newRecordRandom();
+    // Before a place is claimed: an unknown content type throws here, with nothing written.
     const header = encodeHeader({ contentType, length: bytes.length, expiresAtMs: options.expiresAt.getTime(), random });
     const { segment, offset } = await this.#claim(RECORD_HEADER_BYTES + bytes.length);
     try {
@@ -122,7 +121,7 @@ export class SegmentImageStore implements ImageStore {
     return removed;
   }
 
-  /** Stops taking images; resolves once the current segment's writes are flushed and it is closed. */
+  /** Stops taking images. The current segment closes now, or, with writes still in flight, once they end (stop drains the jobs first). */
   async close(): Promise<void> {
     const active = this.#active;
     this.#active = null;
@@ -215,11 +214,4 @@ function flushDirectorySync(dir: string): void {
   } finally {
     closeSync(fd);
   }
-}
-
-function definedOnly(options: SegmentStoreOptions): Partial<SegmentLimits> {
-  const limits: Partial<SegmentLimits> = {};
-  if (options.maxBytes !== undefined) limits.maxBytes = options.maxBytes;
-  if (options.maxAgeMs !== undefined) limits.maxAgeMs = options.maxAgeMs;
-  return limits;
 }
