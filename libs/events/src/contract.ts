@@ -104,6 +104,34 @@ export function describeEventStreamContract(name: string, makeStream: () => Prom
       expect(idsByKey(handled)).toEqual(idsByKey(all));
     });
 
+    it("with a batch handler, handles every message once in order, one at a time after a batch throws", async () => {
+      const stream = await open();
+      const topic = unique("contract.batch");
+      const all = makeMessages("b", 40, 3);
+      const poison = all[17]!.id;
+      const handled: DeliveredMessage[] = [];
+      let poisonSeen = 0;
+      // Adapters may batch or not (Kafka hands over one message at a time); either way the result is the same.
+      await stream.subscribe({
+        topic,
+        group: unique("g"),
+        async handle(message) {
+          if (message.id === poison && ++poisonSeen === 1) throw new Error("refused on first sight");
+          handled.push(message);
+        },
+        async handleBatch(messages) {
+          if (messages.some((message) => message.id === poison)) throw new Error("a batch with the poison fails whole");
+          handled.push(...messages);
+        },
+      });
+      await stream.publish(topic, all);
+      await eventually(() => handled.length >= all.length, `all ${all.length} messages handled`);
+      await settle();
+      expect(poisonSeen).toBeGreaterThanOrEqual(2);
+      expectEachOnce(handled, all);
+      expect(idsByKey(handled)).toEqual(idsByKey(all));
+    });
+
     it("resumes a group after the committed offset when it subscribes again", async () => {
       const stream = await open();
       const topic = unique("contract.restart");

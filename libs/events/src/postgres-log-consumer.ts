@@ -61,17 +61,35 @@ export async function startLogConsumer(options: LogConsumerOptions): Promise<Sub
     return rows;
   }
 
+  const delivered = (row: MessageRow) => ({ topic, id: row.id, key: row.key, value: asBytes(row.value) });
+
+  /** The whole batch in one call when the subscriber takes batches; false when it does not, or threw. */
+  async function handledAsOne(rows: MessageRow[]): Promise<boolean> {
+    if (!options.handleBatch || rows.length < 2 || stopping) return false;
+    try {
+      await options.handleBatch(rows.map(delivered));
+      return true;
+    } catch (error) {
+      logger.warn({ err: error, messages: rows.length }, "batch handler failed; handling its messages one at a time");
+      return false;
+    }
+  }
+
   async function handleBatch(q: Queryable, committed: bigint, rows: MessageRow[]): Promise<BatchResult> {
     let last = committed;
     let failure: BatchResult["failure"];
-    for (const row of rows) {
-      if (stopping) break;
-      try {
-        await handle({ topic, id: row.id, key: row.key, value: asBytes(row.value) });
-        last = row.offset;
-      } catch (error) {
-        failure = { error, row };
-        break;
+    if (await handledAsOne(rows)) {
+      last = rows[rows.length - 1]!.offset;
+    } else {
+      for (const row of rows) {
+        if (stopping) break;
+        try {
+          await handle(delivered(row));
+          last = row.offset;
+        } catch (error) {
+          failure = { error, row };
+          break;
+        }
       }
     }
     if (last > committed) {

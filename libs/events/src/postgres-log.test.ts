@@ -83,6 +83,26 @@ describe("postgres log", () => {
     expect(rest).toEqual(["m4", "m5", "m6"]);
   });
 
+  it("hands a subscriber that takes batches what it read in one call, and commits it", async () => {
+    const stream = await open();
+    const topic = unique("batch");
+    const group = unique("g");
+    const ids = Array.from({ length: 150 }, (_, i) => `m${i}`);
+    await stream.publish(topic, ids.map((id) => message(id)));
+    const batches: string[][] = [];
+    const single: string[] = [];
+    await stream.subscribe({
+      topic,
+      group,
+      handle: async (m) => void single.push(m.id),
+      handleBatch: async (messages) => void batches.push(messages.map((m) => m.id)),
+    });
+    await waitForGroup(db, topic, group);
+    // Rounds read at most 100 messages: 100 and 50, each in one call.
+    expect(batches.map((batch) => batch.length)).toEqual([100, 50]);
+    expect([...batches.flat(), ...single]).toEqual(ids);
+  });
+
   it("backs off between retries of a failing message: 100 ms, then 200 ms, …", async () => {
     const stream = await open();
     const topic = unique("backoff");

@@ -33,6 +33,15 @@ export interface SubscribeOptions {
    * idempotent on the message id.
    */
   handle(message: DeliveredMessage): Promise<void>;
+  /**
+   * Optional: several messages in one call (in delivery order, e.g. to settle them
+   * in one database statement), all handled when it resolves. A throw means none
+   * of them counts as handled: the adapter then gives the same messages to
+   * `handle` one at a time, so a bad message holds back only itself and what
+   * follows it. An adapter may also always use `handle` (Kafka does: one message
+   * at a time per partition); handlers must give the same result either way.
+   */
+  handleBatch?(messages: DeliveredMessage[]): Promise<void>;
 }
 
 export interface EventStream {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CostStatus } from "@orvado/proto";
 import { reserve } from "./reserve.ts";
 import { releaseExpiredHolds } from "./sweeper.ts";
+import { settle, settleBatch, type RequestSettlement } from "./settle.ts";
 import {
   BETA_1K_MICROS,
   USD,
@@ -200,3 +201,86 @@ describe("settlement", () => {
     expect(await balanceOf(billing.client, accountId)).toMatchObject({ balanceMicros: 1n * USD, heldMicros: 0n });
   });
 });
+
+describe("settlement in batches (settleBatch, what the consumer uses)", () => {
+  /** The same settlements, in the same order, over fresh holds: once in one batch, once one by one. */
+  async function scenario() {
+    const [a, b] = await Promise.all([fundedAccount(billing.client, 1n * USD), fundedAccount(billing.client, 1n * USD)]);
+    const [a1, a2, b1] = [await heldRequest(billing.client, a, 3), await heldRequest(billing.client, a, 2), await heldRequest(billing.client, b, 1)];
+    const ghost = { requestId: uniqueId("req"), accountId: b, keyId: uniqueId("key") };
+    const items: RequestSettlement[] = [
+      { requestId: b1.requestId, settlement: { kind: "completed", imagesDelivered: 1 } },
+      { requestId: a1.requestId, settlement: { kind: "failed", reason: "provider error" } },
+      { requestId: ghost.requestId, settlement: { kind: "completed", imagesDelivered: 1 } },
+      { requestId: a1.requestId, settlement: { kind: "completed", imagesDelivered: 2 } },
+      { requestId: a2.requestId, settlement: { kind: "completed", imagesDelivered: 2 } },
+      { requestId: a2.requestId, settlement: { kind: "completed", imagesDelivered: 2 } },
+    ];
+    return { accounts: [a, b], requests: [a1, a2, b1, ghost].map((ids) => ids.requestId), items };
+  }
+
+  async function outcome(accounts: string[], requests: string[]) {
+    return {
+      balances: await Promise.all(accounts.map((accountId) => balanceOf(billing.client, accountId))),
+      ledgers: await Promise.all(requests.map(ledgerOfRequest)),
+    };
+  }
+
+  it("gives each settlement the result, and the books the entries, that one by one would, in the order given", async () => {
+    const batched = await scenario();
+    const batchResults = await settleBatch(billing.db, batched.items);
+    const single = await scenario();
+    const singleResults: string[] = [];
+    for (const item of single.items) singleResults.push(await settle(billing.db, item.requestId, item.settlement));
+
+    expect(batchResults).toEqual(["applied", "applied", "unknown_request", "applied", "applied", "duplicate"]);
+    expect(batchResults).toEqual(singleResults);
+    expect(await outcome(batched.accounts, batched.requests)).toEqual(await outcome(single.accounts, single.requests));
+    // The completed after a failed for the same request still charged its 2 images.
+    expect(await ledgerOfRequest(batched.requests[0]!)).toEqual([
+      ["reserve", 3n * BETA_1K_MICROS],
+      ["release", 3n * BETA_1K_MICROS],
+      ["capture", 2n * BETA_1K_MICROS],
+    ]);
+    for (const accountId of batched.accounts) await expectProjectionMatchesLedger(billing.db, accountId);
+  });
+
+  it("applies nothing of a batch one of whose settlements fails", async () => {
+    const { accounts, requests, items } = await scenario();
+    // A kind settle_request does not know fails its element (no release reason, no such status) after others ran.
+    const [a] = accounts;
+    const victim = await heldRequest(billing.client, a!, 1);
+    const broken = { requestId: victim.requestId, settlement: { kind: "bogus" } } as unknown as RequestSettlement;
+    const before = await outcome(accounts, [...requests, victim.requestId]);
+    await expect(settleBatch(billing.db, [...items, broken])).rejects.toThrow(/violates/);
+    expect(await outcome(accounts, [...requests, victim.requestId])).toEqual(before);
+  });
+
+  it("settles many events in few statements through the consumer", async () => {
+    const accountId = await fundedAccount(billing.client, 10n * USD);
+    const held = await Promise.all(Array.from({ length: 60 }, () => heldRequest(billing.client, accountId, 1)));
+    const calls = await settleCallsDuring(() => deliver(billing, held.map((ids) => completedEvent(ids, 1))));
+
+    expect(calls.batch).toBeGreaterThanOrEqual(1);
+    expect(calls.batch + calls.single).toBeLessThan(held.length / 2);
+    expect(await balanceOf(billing.client, accountId)).toMatchObject({ balanceMicros: 10n * USD - 60n * BETA_1K_MICROS, heldMicros: 0n });
+    await expectProjectionMatchesLedger(billing.db, accountId);
+  });
+});
+
+/** How many settle_request and settle_requests statements billing's database ran while `run` did. */
+async function settleCallsDuring(run: () => Promise<void>): Promise<{ single: number; batch: number }> {
+  const original = billing.db.query;
+  const calls = { single: 0, batch: 0 };
+  billing.db.query = ((sql: string, ...rest: unknown[]) => {
+    if (sql.includes("billing.settle_requests(")) calls.batch += 1;
+    else if (sql.includes("billing.settle_request(")) calls.single += 1;
+    return (original as (...args: unknown[]) => unknown).call(billing.db, sql, ...rest);
+  }) as typeof billing.db.query;
+  try {
+    await run();
+  } finally {
+    billing.db.query = original;
+  }
+  return calls;
+}
