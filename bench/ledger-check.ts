@@ -40,3 +40,33 @@ export async function settledCharges(databaseUrl: string, timeoutMs = 120_000): 
     await client.end();
   }
 }
+
+/** What a timed round left for billing to settle once its load stopped, and how long that took. */
+export interface SettlementBacklog {
+  /** Holds not yet settled when the round ended. */
+  pendingAtEnd: number;
+  /** From the round's end until none was pending (polled every 50 ms). */
+  drainedMs: number;
+}
+
+/**
+ * Waits until billing has settled every hold. Run between rounds, so work a target
+ * deferred past its own timed window (settling the requests it answered) is not
+ * done during the next target's round, where it would slow that target instead.
+ */
+export async function waitUntilSettled(databaseUrl: string, timeoutMs = 120_000): Promise<SettlementBacklog> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const started = Date.now();
+    const pendingAtEnd = (await readCharges(client)).pending;
+    let pending = pendingAtEnd;
+    while (pending > 0 && Date.now() - started < timeoutMs) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      pending = (await readCharges(client)).pending;
+    }
+    return { pendingAtEnd, drainedMs: Date.now() - started };
+  } finally {
+    await client.end();
+  }
+}

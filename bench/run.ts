@@ -20,7 +20,7 @@ import { cpus, loadavg, totalmem, release } from "node:os";
 import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { combine, runLoad, type LoadResult, type Target } from "./load.ts";
-import { settledCharges, type Charges } from "./ledger-check.ts";
+import { settledCharges, waitUntilSettled, type Charges, type SettlementBacklog } from "./ledger-check.ts";
 import { summarizeProfile, type ProfileSummary } from "./profile-summary.ts";
 import { BENCH_MODEL, RESULTS_DIR, clearChildLogs, startOrvado, startPortkey, startUpstream, writeBenchCatalog, type OrvadoInfo } from "./servers.ts";
 import type { Child } from "./processes.ts";
@@ -93,20 +93,30 @@ async function tryStartOrvado(upstreamUrl: string, profileDir?: string): Promise
 interface Comparison {
   connections: number;
   results: LoadResult[];
+  /** Per Orvado round: what billing still had to settle when the round ended. */
+  backlogs: ({ target: string; round: number } & SettlementBacklog)[];
 }
 
-/** Every target once per round, in a rotating order, so drift on a shared machine hits all alike. */
-async function measure(targets: Target[], connections: number): Promise<Comparison> {
+/**
+ * Every target once per round, in a rotating order, so drift on a shared machine hits all alike.
+ * After an Orvado round the next one starts only once billing has settled everything that
+ * round charged (orvadoDatabaseUrl), so Orvado's settling is never done in another target's time.
+ */
+async function measure(targets: Target[], connections: number, orvadoDatabaseUrl?: string): Promise<Comparison> {
   const runs = new Map<string, LoadResult[]>(targets.map((target) => [target.name, []]));
+  const backlogs: Comparison["backlogs"] = [];
   for (let round = 0; round < ROUNDS; round += 1) {
     for (let index = 0; index < targets.length; index += 1) {
       const target = targets[(index + round) % targets.length]!;
       const result = await runLoad(target, connections, DURATION_S);
-      log(`c=${connections} round ${round + 1}/${ROUNDS} ${target.name}: ${fixed(result.rps, 0)} req/s, p50 ${fixed(result.p50Ms)} ms, errors ${result.errors}`);
+      const backlog = orvadoDatabaseUrl && target.name.startsWith("Orvado") ? await waitUntilSettled(orvadoDatabaseUrl) : null;
+      if (backlog) backlogs.push({ target: target.name, round: round + 1, ...backlog });
+      const settled = backlog ? `; ${backlog.pendingAtEnd} holds left to settle, settled ${fixed(backlog.drainedMs / 1000, 1)} s later` : "";
+      log(`c=${connections} round ${round + 1}/${ROUNDS} ${target.name}: ${fixed(result.rps, 0)} req/s, p50 ${fixed(result.p50Ms)} ms, errors ${result.errors}${settled}`);
       runs.get(target.name)!.push(result);
     }
   }
-  return { connections, results: targets.map((target) => combine(runs.get(target.name)!)) };
+  return { connections, results: targets.map((target) => combine(runs.get(target.name)!)), backlogs };
 }
 
 interface Ratios {
@@ -146,6 +156,12 @@ function report(comparisons: Comparison[], ratio: Ratios, charges: Charges | nul
     `Orvado ÷ Portkey, c=100 throughput:                      ${verdict(ratio.throughputC100, (v) => v >= 1.5)}   target ≥ 1.5`,
     `Orvado (many accounts) ÷ Portkey, c=100 throughput:      ${verdict(ratio.throughputC100Spread, (v) => v >= 1.5)}`,
   ];
+  for (const { connections, backlogs } of comparisons) {
+    if (backlogs.length === 0) continue;
+    const most = backlogs.reduce((a, b) => (b.pendingAtEnd > a.pendingAtEnd ? b : a));
+    const longest = Math.max(...backlogs.map((b) => b.drainedMs));
+    lines.push(`Orvado settlement at c=${connections}: at most ${most.pendingAtEnd} holds unsettled when a round ended, all settled within ${fixed(longest / 1000, 1)} s (the next round waits for it)`);
+  }
   if (charges) {
     lines.push(
       `Orvado ledger: ${charges.charged} charged, ${charges.notCharged} not charged, ${charges.pending} pending; ${orvadoOk} answers 200 counted ` +
@@ -202,8 +218,9 @@ async function main() {
     for (const target of targets) await smokeTest(target);
     log(`warming up ${targets.map((t) => t.name).join(", ")}`);
     const warmups = await Promise.all(targets.map((target) => runLoad(target, 10, WARMUP_S)));
+    if (orvado) await waitUntilSettled(orvado.info.databaseUrl);
     const comparisons: Comparison[] = [];
-    for (const connections of CONNECTIONS) comparisons.push(await measure(targets, connections));
+    for (const connections of CONNECTIONS) comparisons.push(await measure(targets, connections, orvado?.info.databaseUrl));
     const ratio = ratios(comparisons);
     const ok200 = (results: LoadResult[]) => results.filter((r) => r.target.startsWith("Orvado")).reduce((sum, r) => sum + (r.statusCodes["200"] ?? 0), 0);
     const orvadoOk = orvado ? targets.filter((t) => t.name.startsWith("Orvado")).length + ok200(warmups) + comparisons.reduce((sum, c) => sum + ok200(c.results), 0) : 0;
