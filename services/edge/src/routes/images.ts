@@ -3,6 +3,7 @@ import { ErrorCode, type GenerationService } from "@orvado/proto";
 import { Code, ConnectError, type Client } from "@orvado/rpc";
 import { sendError, sendRefusal } from "../reply.ts";
 import { checkImageRequestBody } from "../image-request.ts";
+import { imagesAnswerJson } from "../images-answer.ts";
 import type { KeyChecker } from "../key-check.ts";
 
 /** Visible ASCII, 1–255 characters (docs/api.md, "Idempotent retries"); generation checks it again. */
@@ -85,10 +86,7 @@ export function imageRoutes(app: FastifyInstance, deps: { keys: KeyChecker; gene
     }
     const base = deps.publicUrl ?? `${request.protocol}://${request.host}`;
     const { createdUnix, data } = answer.result.value;
-    return {
-      created: Number(createdUnix),
-      data: data.map((image) => (image.content.case === "b64Json" ? { b64_json: image.content.value } : { url: `${base}${image.content.value}` })),
-    };
+    return reply.type("application/json; charset=utf-8").send(imagesAnswerJson(createdUnix, data, base));
   });
 
   // Spec 4.3: announced, not yet available. 400 so SDKs do not retry it.

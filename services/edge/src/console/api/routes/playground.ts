@@ -7,6 +7,7 @@ import { CONSOLE_KEY_ID, usageRow } from "../format.ts";
 import { sendRefusal } from "../../../reply.ts";
 import { sessionOf } from "../session.ts";
 import { ownCost } from "../own-cost.ts";
+import { answerItem } from "../../../images-answer.ts";
 
 // Types only; what the values mean (model, size, tier, n's range) is generation's to judge,
 // exactly as for POST /v1/images/generations.
@@ -49,7 +50,7 @@ export function playgroundRoutes(api: FastifyInstance, { generation, billing, au
     const [cost, { keys }] = await Promise.all([ownCost(billing, accountId, request.id), auth.listKeys({ accountId })]);
     return {
       created: Number(createdUnix),
-      data: data.map((image) => (image.content.case === "b64Json" ? { b64_json: image.content.value } : { url: `${base}${image.content.value}` })),
+      data: data.map((image) => answerItem(image, base)),
       requestId: request.id,
       cost: cost ? usageRow(cost, new Map(keys.map((key) => [key.keyId, key.name]))) : null,
     };
