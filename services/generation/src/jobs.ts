@@ -39,7 +39,11 @@ const refused = (value: Refusal): CreateImageReply => ({ result: { case: "refusa
  * record the outcome with its billing event. A job runs to its end whatever
  * happens to the caller's connection: a client that leaves is still charged.
  */
-const RESERVE_CALLS_IN_FLIGHT = 64;
+// Billing answers the reservations that arrive while one of its statements runs in
+// the next statement (reserve_holds), so calls in flight cost it no connections; the
+// gate only bounds a burst's queue in billing. At 64 it held back 100 connections:
+// c=100 gave 678–895 req/s against 911–942 with no gate that low (docs/performance.md).
+const RESERVE_CALLS_IN_FLIGHT = 256;
 
 export class JobRunner {
   /** Channels with their capacity, circuit breaker and key (capacity.ts). */
@@ -47,7 +51,7 @@ export class JobRunner {
   /** One counter per `<model>/<channel>`. */
   readonly capacities: Map<string, ChannelCapacity>;
   readonly #inFlight = new Set<Promise<CreateImageReply>>();
-  /** Reservations in flight to billing at once (call-gate.ts); more than its database pool can serve only queue there. */
+  /** Reservations in flight to billing at once (call-gate.ts), so a burst of jobs holds queued callbacks, not RPCs. */
   readonly #reserveGate = new CallGate(RESERVE_CALLS_IN_FLIGHT);
   /** Job-start rows, and outcomes, of concurrent jobs go in one statement each (SharedCalls in @orvado/core). */
   readonly #jobStarts: SharedCalls<JobStart, void>;
