@@ -37,7 +37,7 @@ export function startSettlementConsumer(stream: EventStream, db: Db, logger: Log
     },
     async handleBatch(messages) {
       const items = messages.map(settlementEvent).filter((item) => item !== null);
-      const results = await settleBatch(db, items.map(({ event, settlement }) => ({ requestId: event.requestId, settlement })));
+      const results = await settleBatch(db, items.map(({ event, settlement }) => ({ requestId: event.requestId, accountId: event.accountId, settlement })));
       items.forEach((item, index) => report(item.event, results[index]!));
     },
   });

@@ -1,7 +1,7 @@
 import { prepareStatement, type Db } from "@orvado/db";
 
 const SETTLE_REQUEST = prepareStatement("SELECT billing.settle_request($1, $2, $3, $4) AS result");
-const SETTLE_REQUESTS = prepareStatement("SELECT item, result FROM billing.settle_requests($1::text[], $2::text[], $3::int[], $4::text[])");
+const SETTLE_REQUESTS = prepareStatement("SELECT item, result FROM billing.settle_requests($1::text[], $2::text[], $3::text[], $4::int[], $5::text[])");
 
 // Settling a hold, the second phase: capture what was delivered, release the rest.
 // Every outcome is idempotent and order-tolerant, because events arrive at least
@@ -28,12 +28,14 @@ export async function settle(db: Db, requestId: string, settlement: Settlement):
 
 export interface RequestSettlement {
   requestId: string;
+  /** The account the event names: it only orders the batch (migration 006); what is charged comes from the cost record. */
+  accountId: string;
   settlement: Settlement;
 }
 
 /**
  * Settles many requests in one statement and one commit (billing.settle_requests,
- * migration 005): each exactly as settle() would, taken in account order; several
+ * migrations 005 and 006): each exactly as settle() would, taken in account order; several
  * for one request apply in the order given. Results come back in the order given.
  * If any one fails, none is applied and this throws.
  */
@@ -41,6 +43,7 @@ export async function settleBatch(db: Db, items: RequestSettlement[]): Promise<S
   if (items.length === 0) return [];
   const { rows } = await db.query<{ item: number; result: SettleResult }>(SETTLE_REQUESTS, [
     items.map((item) => item.requestId),
+    items.map((item) => item.accountId),
     items.map((item) => item.settlement.kind),
     items.map((item) => delivered(item.settlement)),
     items.map((item) => releaseReason(item.settlement)),

@@ -209,12 +209,12 @@ describe("settlement in batches (settleBatch, what the consumer uses)", () => {
     const [a1, a2, b1] = [await heldRequest(billing.client, a, 3), await heldRequest(billing.client, a, 2), await heldRequest(billing.client, b, 1)];
     const ghost = { requestId: uniqueId("req"), accountId: b, keyId: uniqueId("key") };
     const items: RequestSettlement[] = [
-      { requestId: b1.requestId, settlement: { kind: "completed", imagesDelivered: 1 } },
-      { requestId: a1.requestId, settlement: { kind: "failed", reason: "provider error" } },
-      { requestId: ghost.requestId, settlement: { kind: "completed", imagesDelivered: 1 } },
-      { requestId: a1.requestId, settlement: { kind: "completed", imagesDelivered: 2 } },
-      { requestId: a2.requestId, settlement: { kind: "completed", imagesDelivered: 2 } },
-      { requestId: a2.requestId, settlement: { kind: "completed", imagesDelivered: 2 } },
+      { ...b1, settlement: { kind: "completed", imagesDelivered: 1 } },
+      { ...a1, settlement: { kind: "failed", reason: "provider error" } },
+      { ...ghost, settlement: { kind: "completed", imagesDelivered: 1 } },
+      { ...a1, settlement: { kind: "completed", imagesDelivered: 2 } },
+      { ...a2, settlement: { kind: "completed", imagesDelivered: 2 } },
+      { ...a2, settlement: { kind: "completed", imagesDelivered: 2 } },
     ];
     return { accounts: [a, b], requests: [a1, a2, b1, ghost].map((ids) => ids.requestId), items };
   }
@@ -250,7 +250,7 @@ describe("settlement in batches (settleBatch, what the consumer uses)", () => {
     // A kind settle_request does not know fails its element (no release reason, no such status) after others ran.
     const [a] = accounts;
     const victim = await heldRequest(billing.client, a!, 1);
-    const broken = { requestId: victim.requestId, settlement: { kind: "bogus" } } as unknown as RequestSettlement;
+    const broken = { ...victim, settlement: { kind: "bogus" } } as unknown as RequestSettlement;
     const before = await outcome(accounts, [...requests, victim.requestId]);
     await expect(settleBatch(billing.db, [...items, broken])).rejects.toThrow(/violates/);
     expect(await outcome(accounts, [...requests, victim.requestId])).toEqual(before);
@@ -265,6 +265,30 @@ describe("settlement in batches (settleBatch, what the consumer uses)", () => {
     expect(calls.batch + calls.single).toBeLessThan(held.length / 2);
     expect(await balanceOf(billing.client, accountId)).toMatchObject({ balanceMicros: 10n * USD - 60n * BETA_1K_MICROS, heldMicros: 0n });
     await expectProjectionMatchesLedger(billing.db, accountId);
+  });
+
+  it("reads only the cost records it settles, however many the table holds (no scan of cost_records per batch)", async () => {
+    // Enough records that a lookup by request id takes the index, and few enough
+    // that a join of the batch against the table was planned as a full scan of it.
+    const accountId = await fundedAccount(billing.client, 100n * USD);
+    const held = await Promise.all(Array.from({ length: 1_500 }, () => heldRequest(billing.client, accountId, 1)));
+    const batch = held.slice(0, 20);
+    const read = await billing.db.tx(async (q) => {
+      await q.query("SELECT * FROM billing.settle_requests($1::text[], $2::text[], $3::text[], $4::int[], $5::text[])", [
+        batch.map((ids) => ids.requestId),
+        batch.map((ids) => ids.accountId),
+        batch.map(() => "completed"),
+        batch.map(() => 1),
+        batch.map(() => "images not delivered"),
+      ]);
+      // This transaction's own counts, before they are merged into the table's totals.
+      const { rows } = await q.query<{ seq_scan: string | number }>(
+        "SELECT seq_scan FROM pg_stat_xact_user_tables WHERE schemaname = 'billing' AND relname = 'cost_records'",
+      );
+      return Number(rows[0]?.seq_scan ?? 0);
+    });
+    expect(read).toBe(0);
+    expect(await balanceOf(billing.client, accountId)).toMatchObject({ balanceMicros: 100n * USD - 20n * BETA_1K_MICROS });
   });
 });
 
