@@ -31,11 +31,13 @@ export class Alarm {
 
 /**
  * How long a relay or consumer, once woken, waits before its round, so that one
- * round carries the events of several requests. Settlement is behind the
- * client's answer, so this costs no client any latency; at one request at a
- * time it halves the rounds (each a few database round trips and their wake-ups).
+ * round carries the events of many requests. Settlement is behind the client's
+ * answer, so no client waits for it; a cost record reads `pending` that much
+ * longer. Each round is several statements and wake-ups on the cores the next
+ * requests need: against 10 ms, 100 ms took 12–15% off the one-connection p50
+ * and added 5–9% at 100 connections (docs/performance.md, seventh session).
  */
-export const DEFAULT_LINGER_MS = 10;
+export const DEFAULT_LINGER_MS = 100;
 
 /** Sleeps until rung (or pollMs), then lingers, cut short by `until` (stop). */
 export async function sleepThenLinger(alarm: Alarm, pollMs: number, lingerMs: number, until: Promise<unknown>): Promise<void> {
