@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../services/stack/src/process-stack.ts";
 import { startListeningChild, startReportingChild, type Child } from "./processes.ts";
+import { STACK_NODE_FLAGS } from "../services/stack/src/node-flags.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 export const RESULTS_DIR = join(ROOT, "bench", "results");
@@ -110,7 +111,8 @@ export function startOrvado(options: OrvadoOptions): Promise<Child<OrvadoInfo>> 
   const profile = options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
   return startReportingChild<OrvadoInfo>({
     name: "Orvado",
-    args: [...profile, ...TSX, join(ROOT, "bench", "orvado-main.ts")],
+    // The flags npm start runs the stack with, so that what is measured is what runs.
+    args: [...profile, ...STACK_NODE_FLAGS, ...TSX, join(ROOT, "bench", "orvado-main.ts")],
     env: {
       ORVADO_MODELS_FILE: options.modelsFile,
       BENCH_UPSTREAM_KEY: "sk-bench-not-a-real-key",
