@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { once } from "node:events";
+import { readFile } from "node:fs/promises";
 import { BUNDLED_SERVICES, buildServicesOnce, bundlePath, type BundledService } from "./build-services.ts";
 
 /** The services in dependency order: each one's peers are up before it starts. */
@@ -14,15 +15,38 @@ export type ServiceName = BundledService;
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const READY_TIMEOUT_MS = 60_000;
 
-/** A port the OS just handed out; services then bind it themselves (and again after a restart). */
-export async function freePort(): Promise<number> {
+/** Where Linux picks the source ports of outgoing connections (net.ipv4.ip_local_port_range). */
+async function ephemeralPortRange(): Promise<[number, number]> {
+  const text = await readFile("/proc/sys/net/ipv4/ip_local_port_range", "utf8").catch(() => "32768 60999");
+  const [low, high] = text.trim().split(/\s+/).map(Number);
+  return [low ?? 32768, high ?? 60999];
+}
+
+async function canListen(port: number): Promise<boolean> {
   const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, "close");
-  return port;
+  server.listen(port, "127.0.0.1");
+  const ok = await Promise.race([once(server, "listening").then(() => true), once(server, "error").then(() => false)]);
+  if (ok) {
+    server.close();
+    await once(server, "close");
+  }
+  return ok;
+}
+
+/**
+ * A free port below the ephemeral range; services then bind it themselves, and
+ * again after a restart. Why not the range: while a killed service is down, any
+ * outgoing connection on the machine (a database pool's, say) may be given its
+ * port as a source port and keep it, and the restart then fails EADDRINUSE.
+ */
+export async function freePort(): Promise<number> {
+  const [low] = await ephemeralPortRange();
+  const floor = Math.max(1024, low - 12_000);
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = floor + Math.floor(Math.random() * (low - floor));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port between ${floor} and ${low - 1}`);
 }
 
 interface Running {
@@ -146,7 +170,6 @@ export class ProcessStack {
 
   /** Resident memory of every service process, in bytes (Linux /proc). */
   async rssBytes(): Promise<Record<string, number>> {
-    const { readFile } = await import("node:fs/promises");
     const out: Record<string, number> = {};
     for (const [name, running] of this.#running) {
       const status = await readFile(`/proc/${running.child.pid}/status`, "utf8").catch(() => "");
