@@ -3,7 +3,7 @@ import { ErrorCode, type GenerationService } from "@orvado/proto";
 import { Code, ConnectError, type Client } from "@orvado/rpc";
 import { sendError, sendRefusal } from "../reply.ts";
 import { checkImageRequestBody } from "../image-request.ts";
-import { imagesAnswerJson } from "../images-answer.ts";
+import { imagesAnswerBody } from "../images-answer.ts";
 import type { KeyChecker } from "../key-check.ts";
 
 /** Visible ASCII, 1–255 characters (docs/api.md, "Idempotent retries"); generation checks it again. */
@@ -86,7 +86,7 @@ export function imageRoutes(app: FastifyInstance, deps: { keys: KeyChecker; gene
     }
     const base = deps.publicUrl ?? `${request.protocol}://${request.host}`;
     const { createdUnix, data } = answer.result.value;
-    return reply.type("application/json; charset=utf-8").send(imagesAnswerJson(createdUnix, data, base));
+    return reply.type("application/json; charset=utf-8").send(imagesAnswerBody(createdUnix, data, base));
   });
 
   // Spec 4.3: announced, not yet available. 400 so SDKs do not retry it.
