@@ -54,10 +54,12 @@ export function startOutboxRelay(options: { db: Db; schema: string; stream: Even
        LEFT JOIN LATERAL (${unsentWhere("turn.mine AND sent_at IS NULL")}) AS batch ON true ORDER BY batch.seq`,
   );
 
+  const deleteSent = prepareStatement(`DELETE FROM ${table} WHERE seq = ANY($1::bigint[])`);
+
   async function publishBatch(q: Queryable, rows: OutboxRow[]): Promise<number> {
     for (const run of runsOfOneTopic(rows)) await stream.publish(run.topic, run.messages);
     if (rows.length > 0) {
-      await q.query(`DELETE FROM ${table} WHERE seq = ANY($1::bigint[])`, [rows.map((row) => row.seq.toString())]);
+      await q.query(deleteSent, [rows.map((row) => row.seq.toString())]);
     }
     return rows.length;
   }

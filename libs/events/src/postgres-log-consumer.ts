@@ -6,6 +6,9 @@ import { asBytes, type SubscribeOptions, type Subscription } from "./types.ts";
 
 const BATCH_SIZE = 100;
 
+const COMMIT_OFFSET = prepareStatement(
+  `UPDATE stream.consumer_offsets SET committed_offset = $3, committed_at = now() WHERE "group" = $1 AND topic = $2`,
+);
 const CLAIM_AND_READ = prepareStatement(`
   SELECT claim.committed_offset, message."offset", message.key, message.id, message.value
     FROM (SELECT committed_offset FROM stream.consumer_offsets WHERE "group" = $1 AND topic = $2 FOR UPDATE SKIP LOCKED) AS claim
@@ -94,7 +97,7 @@ export async function startLogConsumer(options: LogConsumerOptions): Promise<Sub
     }
     if (last > committed) {
       await q.query(
-        `UPDATE stream.consumer_offsets SET committed_offset = $3, committed_at = now() WHERE "group" = $1 AND topic = $2`,
+        COMMIT_OFFSET,
         [group, topic, last.toString()],
       );
     }

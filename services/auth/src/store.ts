@@ -1,4 +1,4 @@
-import type { Queryable } from "@orvado/db";
+import { prepareStatement, type Queryable } from "@orvado/db";
 import { Role } from "@orvado/proto";
 
 // All SQL on the auth schema. Rows come back as plain objects; the service layer
@@ -100,14 +100,17 @@ export async function insertKey(
   return row;
 }
 
+// Every key check that the edge has not remembered runs this (about once a second
+// per key in use), so it is prepared: parsed and planned once per connection.
+const KEY_BY_HASH = prepareStatement(
+  `SELECT k.key_id, k.account_id, k.secret_hash, k.limit_micros, k.expires_at, k.models, k.revoked_at,
+          a.disabled AS account_disabled
+     FROM auth.api_keys k JOIN auth.accounts a ON a.account_id = k.account_id
+    WHERE k.secret_hash = $1`,
+);
+
 export async function findKeyByHash(q: Queryable, secretHash: string): Promise<KeyForVerify | null> {
-  const result = await q.query<KeyForVerify>(
-    `SELECT k.key_id, k.account_id, k.secret_hash, k.limit_micros, k.expires_at, k.models, k.revoked_at,
-            a.disabled AS account_disabled
-       FROM auth.api_keys k JOIN auth.accounts a ON a.account_id = k.account_id
-      WHERE k.secret_hash = $1`,
-    [secretHash],
-  );
+  const result = await q.query<KeyForVerify>(KEY_BY_HASH, [secretHash]);
   return result.rows[0] ?? null;
 }
 

@@ -1,6 +1,6 @@
 import { billingEventsInsert, emitBillingEvent, type BillingEventIds } from "@orvado/events";
 import { codeText, SharedCalls, tierName } from "@orvado/core";
-import type { Db } from "@orvado/db";
+import { prepareStatement, type Db } from "@orvado/db";
 import type { ErrorCode } from "@orvado/proto";
 import type { JobSpec } from "./validate.ts";
 import { releaseIdempotencyKey } from "./idempotency.ts";
@@ -24,6 +24,15 @@ export interface JobStart {
   channel: string;
 }
 
+// The hot statements are prepared (parsed once per connection): their text is
+// the same for any number of jobs, the jobs' values travel as arrays.
+const INSERT_JOB_STARTS = prepareStatement(
+  `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, status)
+     SELECT request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, 'running'
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[])
+            AS start (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel)`,
+);
+
 /** Job-start rows; those of concurrent jobs go in one INSERT (SharedCalls). */
 export function jobStartWriter(db: Db): SharedCalls<JobStart, void> {
   return new SharedCalls<JobStart, void>(async (starts) => {
@@ -38,10 +47,7 @@ async function insertJobStarts(db: Db, starts: JobStart[]): Promise<void> {
   // would release its hold. The job's outcome below is always durable.
   const column = <T>(pick: (start: JobStart) => T) => starts.map(pick);
   await db.query(
-    `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, status)
-     SELECT request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, 'running'
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[])
-            AS start (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel)`,
+    INSERT_JOB_STARTS,
     [
       column((start) => start.ids.requestId),
       column((start) => start.ids.accountId),
@@ -74,6 +80,25 @@ export function jobSuccessWriter(db: Db): SharedCalls<JobSuccess, void> {
   });
 }
 
+/**
+ * Prepared like the start rows (its text is the same for every batch). Its UPDATE
+ * still gets a plan for each batch's own size: PostgreSQL keeps planning a
+ * prepared statement for its values while a plan for unknown values (which
+ * guesses 100 jobs) would cost more, so a batch of a few jobs finds them by index.
+ */
+function jobSuccessStatement(eventsSql: string): string {
+  return prepareStatement(
+    `WITH stored AS (
+       INSERT INTO generation.images (image_id, request_id, position, content_type, width, height, bytes, expires_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[])
+     ), finished AS (
+       UPDATE generation.jobs AS job SET status = 'succeeded', images_delivered = done.images, finished_at = now()
+         FROM unnest($9::text[], $10::int[]) AS done (request_id, images) WHERE job.request_id = done.request_id
+     )
+     ${eventsSql}`,
+  );
+}
+
 async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void> {
   const images = successes.flatMap(({ ids, images }) => images.map((image, position) => ({ requestId: ids.requestId, position, image })));
   const events = billingEventsInsert(
@@ -82,14 +107,7 @@ async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void
     11,
   );
   await db.query(
-    `WITH stored AS (
-       INSERT INTO generation.images (image_id, request_id, position, content_type, width, height, bytes, expires_at)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[])
-     ), finished AS (
-       UPDATE generation.jobs AS job SET status = 'succeeded', images_delivered = done.images, finished_at = now()
-         FROM unnest($9::text[], $10::int[]) AS done (request_id, images) WHERE job.request_id = done.request_id
-     )
-     ${events.sql}`,
+    jobSuccessStatement(events.sql),
     [
       images.map((row) => row.image.imageId),
       images.map((row) => row.requestId),
