@@ -165,3 +165,46 @@ export async function expectProjectionMatchesLedger(db: Db, accountId: string): 
   expect(await recomputeFromLedger(db, accountId)).toEqual(projected);
   expect(projected.heldMicros >= 0n).toBe(true);
 }
+
+/**
+ * This backend's counts for billing's tables. They may include earlier
+ * transactions' counts not yet reported, so tests compare two readings taken in
+ * one transaction.
+ */
+export async function tableCounts(q: Queryable): Promise<Record<string, { seqScans: number; updates: number }>> {
+  const { rows } = await q.query<{ relname: string; seq_scan: string | number; n_tup_upd: string | number }>(
+    "SELECT relname, seq_scan, n_tup_upd FROM pg_stat_xact_user_tables WHERE schemaname = 'billing'",
+  );
+  return Object.fromEntries(rows.map((row) => [row.relname, { seqScans: Number(row.seq_scan), updates: Number(row.n_tup_upd) }]));
+}
+
+class RolledBack extends Error {}
+
+/** Runs fn in a transaction that is then rolled back, and returns what it returned. */
+export async function rolledBack<T>(db: Db, fn: (q: Queryable) => Promise<T>): Promise<T> {
+  let result: T | undefined;
+  await db
+    .tx(async (q) => {
+      result = await fn(q);
+      throw new RolledBack();
+    })
+    .catch((error) => {
+      if (!(error instanceof RolledBack)) throw error;
+    });
+  return result as T;
+}
+
+/** Every billing row of these accounts, in the order written (identity values left out): what reserving and settling change. */
+export async function billingRowsOf(q: Queryable, accounts: string[]) {
+  const read = async (sql: string) => (await q.query(sql, [accounts])).rows;
+  return {
+    balances: await read("SELECT account_id, balance_micros, held_micros FROM billing.balances WHERE account_id = ANY($1) ORDER BY account_id"),
+    keySpend: await read("SELECT key_id, account_id, captured_micros, held_micros FROM billing.key_spend WHERE account_id = ANY($1) ORDER BY key_id"),
+    records: await read(
+      "SELECT request_id, account_id, key_id, model, size, tier, images_requested, unit_price_micros, reserved_micros, hold_expires_at, settled_by, images_delivered, captured_micros, released_micros, settled_at IS NOT NULL AS settled FROM billing.cost_records WHERE account_id = ANY($1) ORDER BY request_id",
+    ),
+    ledger: await read("SELECT kind, account_id, key_id, request_id, amount_micros, reason FROM billing.ledger WHERE account_id = ANY($1) ORDER BY entry_id"),
+    // Only the test's own events (ids starting "test:"): the relay deletes others' at any moment.
+    outbox: await read("SELECT topic, key, event_id, value FROM billing.outbox WHERE key = ANY($1) AND event_id LIKE 'test:%' ORDER BY seq"),
+  };
+}
