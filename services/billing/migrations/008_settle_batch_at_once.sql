@@ -25,7 +25,57 @@
 -- (one plan per statement per session, not one per call) and enable_seqscan off
 -- (plans that read rows by their keys, whatever the tables' sizes when they were
 -- made; settle-batch.test.ts).
+--
+-- The money of a settlement is written once, in billing.settlement_amounts, which
+-- settle_request (replaced below with that one change) and the batch both use.
 ALTER FUNCTION billing.settle_requests(TEXT[], TEXT[], TEXT[], INT[], TEXT[]) RENAME TO settle_requests_each;
+
+-- What a settlement moves: the images delivered (a completed event's count, at most
+-- the images held for; none for a failure or an expiry) are captured at the held
+-- unit price, from what is still held first; the rest of the hold is released.
+-- SQL and immutable, so PostgreSQL inlines it into the statements that use it.
+CREATE FUNCTION billing.settlement_amounts(p_kind TEXT, p_delivered INT, p_images_requested INT, p_unit_price BIGINT, p_still_held BIGINT)
+RETURNS TABLE (delivered INT, capture BIGINT, from_hold BIGINT, release BIGINT)
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT d.delivered, d.capture, least(d.capture, p_still_held), p_still_held - least(d.capture, p_still_held)
+    FROM (SELECT n.delivered, p_unit_price * n.delivered AS capture
+            FROM (SELECT CASE WHEN p_kind = 'completed' THEN least(greatest(p_delivered, 0), p_images_requested) ELSE 0 END AS delivered) AS n) AS d
+$$;
+
+-- Migration 003's settle_request, its arithmetic now billing.settlement_amounts'.
+CREATE OR REPLACE FUNCTION billing.settle_request(p_request_id TEXT, p_kind TEXT, p_delivered INT, p_release_reason TEXT)
+RETURNS TEXT LANGUAGE plpgsql AS $$
+DECLARE
+  r billing.cost_records%ROWTYPE;
+  m RECORD;
+BEGIN
+  SELECT * INTO r FROM billing.cost_records WHERE request_id = p_request_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN 'unknown_request';
+  END IF;
+  IF r.settled_by IS NOT NULL AND NOT (r.settled_by <> 'completed' AND p_kind = 'completed') THEN
+    RETURN 'duplicate';
+  END IF;
+  SELECT * INTO m FROM billing.settlement_amounts(p_kind, p_delivered, r.images_requested, r.unit_price_micros,
+    r.reserved_micros - r.captured_micros - r.released_micros);
+  IF m.capture > 0 THEN
+    INSERT INTO billing.ledger (kind, account_id, key_id, request_id, amount_micros, reason)
+      VALUES ('capture', r.account_id, r.key_id, p_request_id, m.capture, m.delivered || ' image(s) delivered')
+      ON CONFLICT (request_id, kind) DO NOTHING;
+  END IF;
+  IF m.release > 0 THEN
+    INSERT INTO billing.ledger (kind, account_id, key_id, request_id, amount_micros, reason)
+      VALUES ('release', r.account_id, r.key_id, p_request_id, m.release, p_release_reason)
+      ON CONFLICT (request_id, kind) DO NOTHING;
+  END IF;
+  PERFORM billing.move_balance(r.account_id, -m.capture, -(m.from_hold + m.release));
+  PERFORM billing.move_key_spend(r.key_id, r.account_id, m.capture, -(m.from_hold + m.release));
+  UPDATE billing.cost_records SET settled_by = p_kind, settled_at = now(), images_delivered = m.delivered,
+      captured_micros = captured_micros + m.capture, released_micros = released_micros + m.release
+    WHERE request_id = p_request_id;
+  RETURN 'applied';
+END;
+$$;
 
 CREATE FUNCTION billing.settle_requests(p_request_ids TEXT[], p_account_ids TEXT[], p_kinds TEXT[], p_delivered INT[], p_release_reasons TEXT[])
 RETURNS TABLE (item INT, result TEXT)
@@ -73,19 +123,13 @@ BEGIN
     WHERE b.account_id = ANY(ARRAY(SELECT c.account_id FROM billing.cost_records c WHERE c.request_id = ANY(p_request_ids)))
     ORDER BY b.account_id FOR UPDATE;
   RETURN QUERY
-  WITH settling AS MATERIALIZED (
-    SELECT e.position, e.request_id, e.event_account, e.kind, e.release_reason, c.account_id, c.key_id,
-           CASE WHEN e.kind = 'completed' THEN least(greatest(e.delivered, 0), c.images_requested) ELSE 0 END AS delivered,
-           c.unit_price_micros, c.reserved_micros - c.captured_micros - c.released_micros AS still_held
+  WITH money AS MATERIALIZED (
+    SELECT e.position, e.request_id, e.event_account, e.kind, e.release_reason, c.account_id, c.key_id, a.*
       FROM unnest(p_request_ids, p_account_ids, p_kinds, p_delivered, p_release_reasons) WITH ORDINALITY
              AS e (request_id, event_account, kind, delivered, release_reason, position)
       JOIN billing.cost_records c ON c.request_id = e.request_id
-  ), money AS MATERIALIZED (
-    -- settle_request's arithmetic: capture what was delivered, from the hold first; release the rest.
-    SELECT s.*, s.unit_price_micros * s.delivered AS capture,
-           least(s.unit_price_micros * s.delivered, s.still_held) AS from_hold,
-           s.still_held - least(s.unit_price_micros * s.delivered, s.still_held) AS release
-      FROM settling s
+      CROSS JOIN LATERAL billing.settlement_amounts(e.kind, e.delivered, c.images_requested, c.unit_price_micros,
+                                                    c.reserved_micros - c.captured_micros - c.released_micros) AS a
   ), entries AS (
     INSERT INTO billing.ledger (kind, account_id, key_id, request_id, amount_micros, reason)
       SELECT entry.kind, entry.account_id, entry.key_id, entry.request_id, entry.amount, entry.reason
