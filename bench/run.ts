@@ -19,11 +19,11 @@
 import { cpus, loadavg, totalmem, release } from "node:os";
 import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { combine, runLoad, type LoadResult, type Target } from "./load.ts";
-import { settledCharges, waitUntilSettled, type Charges, type SettlementBacklog } from "./ledger-check.ts";
+import { runLoad, type LoadResult } from "./load.ts";
+import { settledCharges, waitUntilSettled, type Charges } from "./ledger-check.ts";
 import { summarizeProfile, type ProfileSummary } from "./profile-summary.ts";
-import { BENCH_MODEL, RESULTS_DIR, clearChildLogs, startOrvado, startPortkey, startUpstream, writeBenchCatalog, type OrvadoInfo } from "./servers.ts";
-import type { Child } from "./processes.ts";
+import { RESULTS_DIR, clearChildLogs, startPortkey, startUpstream } from "./servers.ts";
+import { directTarget, measure, orvadoTargets, portkeyTarget, smokeTest, tryStartOrvado, type Comparison } from "./targets.ts";
 import { fixed, formatTable, since } from "./stats.ts";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -35,89 +35,9 @@ const SPREAD_ACCOUNTS = Number(process.env.BENCH_SPREAD_ACCOUNTS ?? 64);
 // Long enough for V8 to optimise the hot paths: with 3 s, Orvado's first c=1 round
 // ran about a quarter slower than its third.
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
-const PROMPT = "a lighthouse on a cliff at dusk, oil painting";
 const started = Date.now();
 
 const log = (message: string) => process.stderr.write(`[bench ${since(started)}] ${message}\n`);
-
-function directTarget(upstreamUrl: string): Target {
-  const body = JSON.stringify({ model: "gpt-image-1", prompt: PROMPT, size: "1024x1024", response_format: "b64_json" });
-  return { name: "direct", url: `${upstreamUrl}/v1/images/generations`, headers: { authorization: "Bearer sk-bench" }, body };
-}
-
-function portkeyTarget(portkeyUrl: string, upstreamUrl: string): Target {
-  return {
-    ...directTarget(upstreamUrl),
-    name: "Portkey",
-    url: `${portkeyUrl}/v1/images/generations`,
-    headers: { authorization: "Bearer sk-bench", "x-portkey-provider": "openai", "x-portkey-custom-host": `${upstreamUrl}/v1` },
-  };
-}
-
-function orvadoTarget(info: OrvadoInfo): Target {
-  const body = JSON.stringify({ model: BENCH_MODEL, prompt: PROMPT, size: "1024x1024", response_format: "b64_json" });
-  return { name: "Orvado", url: `${info.edgeUrl}/v1/images/generations`, headers: { authorization: `Bearer ${info.key}` }, body };
-}
-
-function spreadTarget(info: OrvadoInfo): Target {
-  return { ...orvadoTarget(info), name: `Orvado, ${info.accounts.length} accounts`, keys: info.accounts.map((account) => account.key) };
-}
-
-function orvadoTargets(info: OrvadoInfo): Target[] {
-  return info.accounts.length > 1 ? [orvadoTarget(info), spreadTarget(info)] : [orvadoTarget(info)];
-}
-
-/** One request through each target; a target that cannot answer 200 is not measured. */
-async function smokeTest(target: Target): Promise<void> {
-  const response = await fetch(target.url, { method: "POST", headers: { "content-type": "application/json", ...target.headers }, body: target.body });
-  const text = await response.text();
-  if (response.status !== 200 || !text.includes("b64_json")) throw new Error(`${target.name} answered ${response.status}: ${text.slice(0, 300)}`);
-}
-
-async function tryStartOrvado(upstreamUrl: string, profileDir?: string): Promise<Child<OrvadoInfo> | null> {
-  if (!WITH_ORVADO) return null;
-  try {
-    const orvado = await startOrvado({
-      modelsFile: writeBenchCatalog(upstreamUrl, 100_000),
-      cpuProfileDir: profileDir,
-      env: { BENCH_ORVADO_ACCOUNTS: String(Math.max(1, SPREAD_ACCOUNTS)) },
-    });
-    await smokeTest(orvadoTarget(orvado.info));
-    return orvado;
-  } catch (error) {
-    log(`Orvado leg skipped: ${(error as Error).message.split("\n")[0]}`);
-    return null;
-  }
-}
-
-interface Comparison {
-  connections: number;
-  results: LoadResult[];
-  /** Per Orvado round: what billing still had to settle when the round ended. */
-  backlogs: ({ target: string; round: number } & SettlementBacklog)[];
-}
-
-/**
- * Every target once per round, in a rotating order, so drift on a shared machine hits all alike.
- * After an Orvado round the next one starts only once billing has settled everything that
- * round charged (orvadoDatabaseUrl), so Orvado's settling is never done in another target's time.
- */
-async function measure(targets: Target[], connections: number, orvadoDatabaseUrl?: string): Promise<Comparison> {
-  const runs = new Map<string, LoadResult[]>(targets.map((target) => [target.name, []]));
-  const backlogs: Comparison["backlogs"] = [];
-  for (let round = 0; round < ROUNDS; round += 1) {
-    for (let index = 0; index < targets.length; index += 1) {
-      const target = targets[(index + round) % targets.length]!;
-      const result = await runLoad(target, connections, DURATION_S);
-      const backlog = orvadoDatabaseUrl && target.name.startsWith("Orvado") ? await waitUntilSettled(orvadoDatabaseUrl) : null;
-      if (backlog) backlogs.push({ target: target.name, round: round + 1, ...backlog });
-      const settled = backlog ? `; ${backlog.pendingAtEnd} holds left to settle, settled ${fixed(backlog.drainedMs / 1000, 1)} s later` : "";
-      log(`c=${connections} round ${round + 1}/${ROUNDS} ${target.name}: ${fixed(result.rps, 0)} req/s, p50 ${fixed(result.p50Ms)} ms, errors ${result.errors}${settled}`);
-      runs.get(target.name)!.push(result);
-    }
-  }
-  return { connections, results: targets.map((target) => combine(runs.get(target.name)!)), backlogs };
-}
 
 interface Ratios {
   addedLatencyP50: number | null;
@@ -180,7 +100,7 @@ async function profilePass(upstreamUrl: string): Promise<ProfileSummary | null> 
   const profileDir = join(RESULTS_DIR, `profile-${Date.now()}`);
   mkdirSync(profileDir, { recursive: true });
   try {
-    const orvado = await tryStartOrvado(upstreamUrl, profileDir);
+    const orvado = await tryStartOrvado(upstreamUrl, SPREAD_ACCOUNTS, log, profileDir);
     if (!orvado) return null;
     const connections = Math.max(...CONNECTIONS);
     const targets = orvadoTargets(orvado.info);
@@ -208,7 +128,7 @@ async function main() {
   clearChildLogs();
   const upstream = await startUpstream();
   const portkey = await startPortkey();
-  const orvado = await tryStartOrvado(upstream.info.url);
+  const orvado = WITH_ORVADO ? await tryStartOrvado(upstream.info.url, SPREAD_ACCOUNTS, log) : null;
   const children = [orvado, portkey, upstream].filter((child) => child !== null);
   try {
     const targets = [directTarget(upstream.info.url), portkeyTarget(portkey.info.url, upstream.info.url)];
@@ -220,13 +140,13 @@ async function main() {
     const warmups = await Promise.all(targets.map((target) => runLoad(target, 10, WARMUP_S)));
     if (orvado) await waitUntilSettled(orvado.info.databaseUrl);
     const comparisons: Comparison[] = [];
-    for (const connections of CONNECTIONS) comparisons.push(await measure(targets, connections, orvado?.info.databaseUrl));
+    for (const connections of CONNECTIONS) comparisons.push(await measure(targets, connections, { rounds: ROUNDS, durationS: DURATION_S, log, orvadoDatabaseUrl: orvado?.info.databaseUrl }));
     const ratio = ratios(comparisons);
     const ok200 = (results: LoadResult[]) => results.filter((r) => r.target.startsWith("Orvado")).reduce((sum, r) => sum + (r.statusCodes["200"] ?? 0), 0);
     const orvadoOk = orvado ? targets.filter((t) => t.name.startsWith("Orvado")).length + ok200(warmups) + comparisons.reduce((sum, c) => sum + ok200(c.results), 0) : 0;
     const charges = orvado ? await settledCharges(orvado.info.databaseUrl) : null;
     await orvado?.stop();
-    const profile = PROFILE ? await profilePass(upstream.info.url) : null;
+    const profile = PROFILE && WITH_ORVADO ? await profilePass(upstream.info.url) : null;
     const text = report(comparisons, ratio, charges, orvadoOk);
     process.stdout.write(`\n${text}\nload average (1 min) at start ${fixed(loadAverageAtStart[0]!)}, at end ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n\n${profile ? formatHotSpots(profile) + "\n" : ""}`);
     const file = join(RESULTS_DIR, `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);

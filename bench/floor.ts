@@ -1,0 +1,118 @@
+// `npm run bench:floor`: how much latency the durable steps ARCHITECTURE.md puts on an
+// image answer's path cost at one connection, against what Portkey adds in all. Beside
+// direct, Portkey and Orvado it drives bench/floor-gateway.ts, a gateway that does
+// nothing but node:http both ways ("floor: forward") and then only those durable steps
+// ("floor: durable": a hold committed before the upstream call, the image fdatasync'd
+// and the outcome committed before the answer). Alternates the targets round by round,
+// prints each one's added latency over direct and its ratio to Portkey's, the floor's
+// per-step medians, and writes the JSON to bench/results/floor-<time>.json.
+//
+// Environment: BENCH_DURATION_S (per round, default 10), BENCH_ROUNDS (default 3),
+// BENCH_WARMUP_S (default 10), BENCH_ORVADO (default 1; 0 leaves Orvado out).
+import { cpus, loadavg, release } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { runLoad, type LoadResult, type Target } from "./load.ts";
+import { waitUntilSettled } from "./ledger-check.ts";
+import { createBenchDatabase } from "./database.ts";
+import { benchDataDir } from "./data-dir.ts";
+import { RESULTS_DIR, clearChildLogs, logFile, startPortkey, startUpstream } from "./servers.ts";
+import { startReportingChild, type Child } from "./processes.ts";
+import { directTarget, measure, orvadoTarget, portkeyTarget, smokeTest, tryStartOrvado } from "./targets.ts";
+import { fixed, formatTable, since } from "./stats.ts";
+
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
+const WITH_ORVADO = process.env.BENCH_ORVADO !== "0";
+const started = Date.now();
+const log = (message: string) => process.stderr.write(`[bench:floor ${since(started)}] ${message}\n`);
+
+function startFloorGateway(upstreamUrl: string, databaseUrl: string, dataDir: string): Promise<Child<{ url: string }>> {
+  return startReportingChild({
+    name: "floor gateway",
+    args: ["--import", "tsx", new URL("./floor-gateway.ts", import.meta.url).pathname, "--upstream", upstreamUrl, "--database", databaseUrl, "--data-dir", dataDir],
+    logFile: logFile("floor-gateway"),
+  });
+}
+
+function floorTargets(floorUrl: string, upstreamUrl: string): Target[] {
+  const plain = directTarget(upstreamUrl);
+  return [
+    { ...plain, name: "floor: forward", url: `${floorUrl}/forward/v1/images/generations` },
+    { ...plain, name: "floor: durable", url: `${floorUrl}/durable/v1/images/generations` },
+  ];
+}
+
+async function floorStepMedians(floorUrl: string, reset: boolean): Promise<Record<string, number | null>> {
+  const response = await fetch(`${floorUrl}/stats`, { method: reset ? "POST" : "GET" });
+  return ((await response.json()) as { p50Ms: Record<string, number | null> }).p50Ms;
+}
+
+interface Added {
+  target: string;
+  p50Ms: number;
+  addedP50Ms: number;
+  /** This target's added p50 ÷ Portkey's. */
+  ofPortkey: number;
+}
+
+function addedLatencies(results: LoadResult[]): Added[] {
+  const direct = results.find((r) => r.target === "direct")!;
+  const portkeyAdded = results.find((r) => r.target === "Portkey")!.p50Ms - direct.p50Ms;
+  return results
+    .filter((r) => r !== direct)
+    .map((r) => ({ target: r.target, p50Ms: r.p50Ms, addedP50Ms: r.p50Ms - direct.p50Ms, ofPortkey: (r.p50Ms - direct.p50Ms) / portkeyAdded }));
+}
+
+function report(results: LoadResult[], added: Added[], steps: Record<string, number | null>): string {
+  const rows: (string | number)[][] = [["target", "req/s", "p50 ms", "added p50 ms", "÷ Portkey's", "p99 ms", "errors"]];
+  for (const r of results) {
+    const a = added.find((entry) => entry.target === r.target);
+    rows.push([r.target, fixed(r.rps, 0), fixed(r.p50Ms), a ? fixed(a.addedP50Ms) : "", a ? fixed(a.ofPortkey) : "", fixed(r.p99Ms), r.errors]);
+  }
+  const stepLine = Object.entries(steps).map(([step, ms]) => `${step} ${ms === null ? "n/a" : fixed(ms)}`).join(", ");
+  const forward = added.find((a) => a.target === "floor: forward");
+  const durable = added.find((a) => a.target === "floor: durable");
+  return [
+    formatTable(rows),
+    "",
+    `floor: durable, each step's median inside the gateway (ms): ${stepLine}`,
+    forward && durable ? `the durable steps alone add ${fixed(durable.addedP50Ms - forward.addedP50Ms)} ms at p50 (floor: durable − floor: forward)` : "",
+    durable ? `a gateway doing nothing but those steps adds ${fixed(durable.ofPortkey)} × Portkey's added latency (Orvado's c=1 target: ≤ 1.0)` : "",
+  ].join("\n");
+}
+
+async function main() {
+  const loadAverageAtStart = loadavg();
+  clearChildLogs();
+  const database = await createBenchDatabase();
+  const dataDir = benchDataDir("floor-");
+  const upstream = await startUpstream();
+  const portkey = await startPortkey();
+  const floor = await startFloorGateway(upstream.info.url, database.url, dataDir);
+  const orvado = WITH_ORVADO ? await tryStartOrvado(upstream.info.url, 1, log) : null;
+  try {
+    const targets = [directTarget(upstream.info.url), portkeyTarget(portkey.info.url, upstream.info.url), ...floorTargets(floor.info.url, upstream.info.url)];
+    if (orvado) targets.push(orvadoTarget(orvado.info));
+    for (const target of targets) await smokeTest(target);
+    log(`warming up ${targets.map((t) => t.name).join(", ")}`);
+    await Promise.all(targets.map((target) => runLoad(target, 10, WARMUP_S)));
+    if (orvado) await waitUntilSettled(orvado.info.databaseUrl);
+    await floorStepMedians(floor.info.url, true);
+    const comparison = await measure(targets, 1, { rounds: ROUNDS, durationS: DURATION_S, log, orvadoDatabaseUrl: orvado?.info.databaseUrl });
+    const steps = await floorStepMedians(floor.info.url, false);
+    const added = addedLatencies(comparison.results);
+    process.stdout.write(`\n${report(comparison.results, added, steps)}\nload average (1 min) at start ${fixed(loadAverageAtStart[0]!)}, at end ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n\n`);
+    const file = join(RESULTS_DIR, `floor-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+    const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, kernel: release(), loadAverageAtStart, loadAverageAtEnd: loadavg() };
+    writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, settings: { durationS: DURATION_S, rounds: ROUNDS, warmupS: WARMUP_S }, results: comparison.results, added, floorStepP50Ms: steps }, null, 2));
+    log(`wrote ${file}`);
+  } finally {
+    for (const child of [orvado, floor, portkey, upstream]) await child?.stop();
+    await database.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
