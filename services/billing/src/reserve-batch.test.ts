@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Queryable } from "@orvado/db";
-import { BETA_1K_MICROS, USD, fundedAccount, heldRequest, billingRowsOf, rolledBack, startTestBilling, tableCounts, uniqueId, type TestBilling } from "./test-support.ts";
+import type { Db, Queryable } from "@orvado/db";
+import { countingStatements } from "@orvado/testkit";
+import { reserve } from "./reserve.ts";
+import { BETA_1K_MICROS, USD, betaReserve, fundedAccount, heldRequest, billingRowsOf, rolledBack, startTestBilling, tableCounts, uniqueId, type TestBilling } from "./test-support.ts";
 
 // billing.reserve_holds (migration 007) makes a batch that fits with one
 // statement per table, and runs billing.reserve_hold for each element otherwise.
@@ -164,5 +166,17 @@ describe("billing.reserve_holds, a batch at once", () => {
       return Object.fromEntries(tables.map((table) => [table, (after[table]?.seqScans ?? 0) - (before[table]?.seqScans ?? 0)]));
     });
     expect(scans).toEqual({ cost_records: 0, balances: 0, key_spend: 0, ledger: 0 });
+  });
+
+  it("is used for concurrent reservations; a reservation alone takes the per-hold loop, which costs less for one", async () => {
+    const accountId = await fundedAccount(billing.client, 1n * USD);
+    const reserveOne = (db: Db) => reserve(db, { ...betaReserve({ requestId: uniqueId("req"), accountId, keyId: uniqueId("key") }) }, 3_600_000);
+    const alone = countingStatements(billing.db);
+    expect(await reserveOne(alone.db)).toHaveProperty("hold");
+    expect(alone.texts().filter((sql) => sql.includes("billing.reserve_holds"))).toEqual([expect.stringContaining("billing.reserve_holds_each(")]);
+    const together = countingStatements(billing.db);
+    const outcomes = await Promise.all(Array.from({ length: 12 }, () => reserveOne(together.db)));
+    expect(outcomes.every((outcome) => "hold" in outcome)).toBe(true);
+    expect(together.texts().some((sql) => sql.includes("billing.reserve_holds("))).toBe(true);
   });
 });
