@@ -81,19 +81,24 @@ export function jobSuccessWriter(db: Db): SharedCalls<JobSuccess, void> {
 }
 
 /**
- * Prepared like the start rows (its text is the same for every batch). Its UPDATE
- * still gets a plan for each batch's own size: PostgreSQL keeps planning a
+ * Prepared like the start rows (its text is the same for every batch). A batch's
+ * UPDATE gets a plan for each batch's own size: PostgreSQL keeps planning a
  * prepared statement for its values while a plan for unknown values (which
  * guesses 100 jobs) would cost more, so a batch of a few jobs finds them by index.
+ * One job (every outcome at one connection) names its row directly, a plan
+ * PostgreSQL keeps for the session instead of making one per call.
  */
-function jobSuccessStatement(eventsSql: string): string {
+function jobSuccessStatement(eventsSql: string, oneJob: boolean): string {
+  const finished = oneJob
+    ? "UPDATE generation.jobs SET status = 'succeeded', images_delivered = $10, finished_at = now() WHERE request_id = $9"
+    : `UPDATE generation.jobs AS job SET status = 'succeeded', images_delivered = done.images, finished_at = now()
+         FROM unnest($9::text[], $10::int[]) AS done (request_id, images) WHERE job.request_id = done.request_id`;
   return prepareStatement(
     `WITH stored AS (
        INSERT INTO generation.images (image_id, request_id, position, content_type, width, height, bytes, expires_at)
        SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[])
      ), finished AS (
-       UPDATE generation.jobs AS job SET status = 'succeeded', images_delivered = done.images, finished_at = now()
-         FROM unnest($9::text[], $10::int[]) AS done (request_id, images) WHERE job.request_id = done.request_id
+       ${finished}
      )
      ${eventsSql}`,
   );
@@ -106,22 +111,22 @@ async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void
     successes.map(({ ids, images }) => ({ ids, kind: { case: "completed" as const, value: { imagesDelivered: images.length } } })),
     11,
   );
-  await db.query(
-    jobSuccessStatement(events.sql),
-    [
-      images.map((row) => row.image.imageId),
-      images.map((row) => row.requestId),
-      images.map((row) => row.position),
-      images.map((row) => row.image.contentType),
-      images.map((row) => row.image.width),
-      images.map((row) => row.image.height),
-      images.map((row) => row.image.bytes),
-      images.map((row) => row.image.expiresAt),
-      successes.map((success) => success.ids.requestId),
-      successes.map((success) => success.images.length),
-      ...events.params,
-    ],
-  );
+  const oneJob = successes.length === 1;
+  const requestIds = successes.map((success) => success.ids.requestId);
+  const delivered = successes.map((success) => success.images.length);
+  await db.query(jobSuccessStatement(events.sql, oneJob), [
+    images.map((row) => row.image.imageId),
+    images.map((row) => row.requestId),
+    images.map((row) => row.position),
+    images.map((row) => row.image.contentType),
+    images.map((row) => row.image.width),
+    images.map((row) => row.image.height),
+    images.map((row) => row.image.bytes),
+    images.map((row) => row.image.expiresAt),
+    oneJob ? requestIds[0] : requestIds,
+    oneJob ? delivered[0] : delivered,
+    ...events.params,
+  ]);
 }
 
 export async function recordJobFailure(db: Db, ids: BillingEventIds, code: ErrorCode, message: string, shouldRetry = true): Promise<void> {

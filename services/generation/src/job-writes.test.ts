@@ -87,6 +87,23 @@ describe("job outcomes (jobSuccessWriter)", () => {
     expect(statements()).toBeLessThan(30);
   });
 
+  it("records a job alone (its own statement, as at one connection) without touching another job's row", async () => {
+    const [alone, other] = [start(), start()];
+    await Promise.all([alone, other].map((job) => jobStartWriter(db).call(job)));
+    const expiresAt = new Date(Date.now() + 3_600_000);
+    const images = [0, 1].map((position) => ({ imageId: `img_alone${alone.ids.requestId.slice(4)}${position}`, contentType: "image/png", width: 1024, height: 1024, bytes: 10 + position, expiresAt }));
+    await jobSuccessWriter(db).call({ ids: alone.ids, images });
+    const jobs = await db.query<{ request_id: string; status: string; images_delivered: number }>(
+      "SELECT request_id, status, images_delivered FROM generation.jobs WHERE request_id = ANY($1::text[]) ORDER BY request_id = $2 DESC",
+      [[alone.ids.requestId, other.ids.requestId], alone.ids.requestId],
+    );
+    expect(jobs.rows.map(({ status, images_delivered }) => [status, images_delivered])).toEqual([["succeeded", 2], ["running", 0]]);
+    const stored = await db.query<{ position: number; bytes: number }>("SELECT position, bytes FROM generation.images WHERE request_id = $1 ORDER BY position", [alone.ids.requestId]);
+    expect(stored.rows).toEqual([{ position: 0, bytes: 10 }, { position: 1, bytes: 11 }]);
+    const events = await db.query("SELECT 1 FROM generation.outbox WHERE event_id = ANY($1::text[])", [[`${alone.ids.requestId}:completed`, `${other.ids.requestId}:completed`]]);
+    expect(events.rowCount).toBe(1);
+  });
+
   it("fails only the job whose rows the database refuses", async () => {
     const jobs = Array.from({ length: 6 }, () => start());
     await Promise.all(jobs.map((job) => jobStartWriter(db).call(job)));
