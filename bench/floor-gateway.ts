@@ -28,7 +28,8 @@ const db = new pg.Client({ connectionString: values.database });
 await db.connect();
 await db.query(`CREATE TABLE IF NOT EXISTS floor_holds (request_id text PRIMARY KEY, held_at timestamptz NOT NULL DEFAULT now());
                 CREATE TABLE IF NOT EXISTS floor_outcomes (request_id text PRIMARY KEY, bytes int NOT NULL, done_at timestamptz NOT NULL DEFAULT now())`);
-const images = await open(join(values["data-dir"], "images.seg"), "a");
+// Written at offsets the gateway claims, as Orvado's segment files are (pwrite, then fdatasync).
+const images = await open(join(values["data-dir"], "images.seg"), "w");
 let imageOffset = 0;
 
 const agent = new Agent({ keepAlive: true });
