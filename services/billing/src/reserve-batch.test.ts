@@ -170,7 +170,7 @@ describe("billing.reserve_holds, a batch at once", () => {
 
   it("is used for concurrent reservations; a reservation alone takes the per-hold loop, which costs less for one", async () => {
     const accountId = await fundedAccount(billing.client, 1n * USD);
-    const reserveOne = (db: Db) => reserve(db, { ...betaReserve({ requestId: uniqueId("req"), accountId, keyId: uniqueId("key") }) }, 3_600_000);
+    const reserveOne = (db: Db) => reserve(db, betaReserve({ requestId: uniqueId("req"), accountId, keyId: uniqueId("key") }), 3_600_000);
     const alone = countingStatements(billing.db);
     expect(await reserveOne(alone.db)).toHaveProperty("hold");
     expect(alone.texts().filter((sql) => sql.includes("billing.reserve_holds"))).toEqual([expect.stringContaining("billing.reserve_holds_each(")]);
