@@ -4,6 +4,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { randomBytes } from "node:crypto";
 import sharp from "sharp";
+import { readBody } from "./http-body.ts";
 
 export interface FakeUpstream {
   url: string;
@@ -43,15 +44,6 @@ function pngMaker(image: "solid" | "photo") {
   };
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    request.on("error", reject);
-  });
-}
-
 function sendJson(response: ServerResponse, status: number, body: unknown) {
   const text = JSON.stringify(body);
   response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
@@ -74,7 +66,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   async function generate(request: IncomingMessage, response: ServerResponse) {
     let body: Record<string, unknown>;
     try {
-      body = JSON.parse(await readBody(request)) as Record<string, unknown>;
+      body = JSON.parse((await readBody(request)).toString("utf8")) as Record<string, unknown>;
     } catch {
       return sendJson(response, 400, { error: { message: "invalid JSON", type: "invalid_request_error" } });
     }

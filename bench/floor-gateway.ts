@@ -17,7 +17,9 @@ import { Agent, createServer, request as httpRequest, type IncomingMessage, type
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { readBody } from "./http-body.ts";
 import { READY_MARKER } from "./processes.ts";
+import { percentile } from "./stats.ts";
 
 const { values } = parseArgs({ options: { upstream: { type: "string" }, database: { type: "string" }, "data-dir": { type: "string" } } });
 if (!values.upstream || !values.database || !values["data-dir"]) throw new Error("--upstream, --database and --data-dir are required");
@@ -42,20 +44,11 @@ async function timed<T>(step: keyof typeof stepTimes, work: () => Promise<T>): P
   stepTimes[step].push(performance.now() - started);
   return result;
 }
-const median = (times: number[]) => (times.length === 0 ? null : [...times].sort((a, b) => a - b)[times.length >> 1]!);
+const median = (times: number[]) => (times.length === 0 ? null : percentile([...times].sort((a, b) => a - b), 50));
 function stats(reset: boolean): Answer {
   const body = JSON.stringify({ p50Ms: Object.fromEntries(Object.entries(stepTimes).map(([step, times]) => [step, median(times)])), requests: stepTimes.holdCommit.length });
   if (reset) for (const times of Object.values(stepTimes)) times.length = 0;
   return { status: 200, body: Buffer.from(body) };
-}
-
-function readBody(message: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    message.on("data", (chunk: Buffer) => chunks.push(chunk));
-    message.on("end", () => resolve(Buffer.concat(chunks)));
-    message.on("error", reject);
-  });
 }
 
 interface Answer {
