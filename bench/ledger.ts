@@ -1,28 +1,28 @@
 // `npm run bench:ledger`: reserve + capture pairs per second on the machine's
-// PostgreSQL through billing's own code (services/billing/src/reserve.ts and
-// settle.ts), many workers over many accounts, on a fresh database.
+// PostgreSQL through billing's own code, many workers over many accounts, on a
+// fresh database; first the way production captures (events through the stream,
+// settled in batches by billing's consumer), then each capture alone
+// (bench/ledger-pairs.ts says what each does).
 //
 // Billing is started for real (migrations, prices, outbox relay, settlement
-// consumer, hold sweeper), so the relay's work competes as it would in
-// production; the pairs themselves call reserve() and settle() directly, the
-// functions billing's Reserve RPC and its settlement consumer call.
+// consumer, hold sweeper), and so is a relay for generation's outbox, so the
+// stream's work competes as it would in production.
 //
 // Environment: BENCH_LEDGER_WORKERS (default 32), BENCH_LEDGER_ACCOUNTS (default 1000),
-// BENCH_LEDGER_SECONDS (default 20), BENCH_LEDGER_KEY_LIMIT (1 = keys carry a spend
-// limit, exercising the key_spend path; default 0), BENCH_DB_SERVER.
-import { randomUUID } from "node:crypto";
+// BENCH_LEDGER_SECONDS (default 20, per way), BENCH_LEDGER_CAPTURE (events | direct |
+// both, default both), BENCH_LEDGER_BACKLOG (pairs reserved but not yet captured, at
+// most; default 2000), BENCH_LEDGER_KEY_LIMIT (1 = keys carry a spend limit,
+// exercising the key_spend path; default 0), BENCH_DB_SERVER.
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { writeFileSync, mkdirSync } from "node:fs";
 import { createLogger } from "@orvado/core";
 import { openDb, type Db } from "@orvado/db";
-import { openEventStream } from "@orvado/events";
-import { Tier } from "@orvado/proto";
+import { migrateOutbox, openEventStream, startOutboxRelay } from "@orvado/events";
 import { loadBillingConfig, startBilling } from "../services/billing/src/index.ts";
-import { reserve } from "../services/billing/src/reserve.ts";
-import { settle } from "../services/billing/src/settle.ts";
 import { topUp } from "../services/billing/src/top-up.ts";
 import { createBenchDatabase } from "./database.ts";
+import { driveDirect, EventPairs, type Account, type PairOptions, type Timings } from "./ledger-pairs.ts";
 import { RESULTS_DIR } from "./servers.ts";
 import { fixed, formatTable, percentile, since } from "./stats.ts";
 
@@ -30,67 +30,18 @@ const WORKERS = Number(process.env.BENCH_LEDGER_WORKERS ?? 32);
 const ACCOUNTS = Number(process.env.BENCH_LEDGER_ACCOUNTS ?? 1000);
 const SECONDS = Number(process.env.BENCH_LEDGER_SECONDS ?? 20);
 const KEY_LIMIT = process.env.BENCH_LEDGER_KEY_LIMIT === "1";
+const BACKLOG = Number(process.env.BENCH_LEDGER_BACKLOG ?? 2000);
+const CAPTURE_WAYS = {
+  events: "captured as production does: completed events through the stream, settled in batches by billing's consumer",
+  direct: "captured one settle() call each (the consumer's path for an event that arrives alone)",
+} as const;
+type Capture = keyof typeof CAPTURE_WAYS;
+const CAPTURE = process.env.BENCH_LEDGER_CAPTURE ?? "both";
+if (!["events", "direct", "both"].includes(CAPTURE)) throw new Error(`BENCH_LEDGER_CAPTURE must be events, direct or both, not ${CAPTURE}`);
 const WARMUP_SECONDS = 3;
 const HOLD_TTL_MS = 15 * 60_000;
 const started = Date.now();
 const log = (message: string) => process.stderr.write(`[ledger ${since(started)}] ${message}\n`);
-
-interface Account {
-  accountId: string;
-  keyId: string;
-}
-
-async function fundAccounts(db: Db): Promise<Account[]> {
-  const accounts = Array.from({ length: ACCOUNTS }, (_, index) => ({ accountId: `acct_bench_${index}`, keyId: `key_bench_${index}` }));
-  for (const account of accounts) {
-    await topUp(db, { accountId: account.accountId, amountMicros: 100_000n * 1_000_000n, note: "bench", topUpId: `topup_${account.accountId}` });
-  }
-  return accounts;
-}
-
-interface Timings {
-  pairs: number[];
-  reserves: number[];
-  settles: number[];
-  refusals: number;
-}
-
-/** One reservation of one beta 1K image, then its capture: what a successful request costs the ledger. */
-async function pair(db: Db, account: Account, timings: Timings) {
-  const requestId = `req_${randomUUID().replaceAll("-", "")}`;
-  const start = performance.now();
-  const outcome = await reserve(
-    db,
-    { requestId, ...account, keyLimitMicros: KEY_LIMIT ? 1_000_000n * 1_000_000n : undefined, model: "beta", tier: Tier.TIER_1K, size: "1024x1024", imagesRequested: 1 },
-    HOLD_TTL_MS,
-  );
-  const reserved = performance.now();
-  if (!("hold" in outcome)) {
-    timings.refusals += 1;
-    return;
-  }
-  const result = await settle(db, requestId, { kind: "completed", imagesDelivered: 1 });
-  if (result !== "applied") throw new Error(`settle ${requestId}: ${result}`);
-  const end = performance.now();
-  timings.pairs.push(end - start);
-  timings.reserves.push(reserved - start);
-  timings.settles.push(end - reserved);
-}
-
-async function drive(db: Db, accounts: Account[], seconds: number): Promise<Timings & { seconds: number }> {
-  const timings: Timings = { pairs: [], reserves: [], settles: [], refusals: 0 };
-  const until = performance.now() + seconds * 1000;
-  const begin = performance.now();
-  await Promise.all(
-    Array.from({ length: WORKERS }, async (_, worker) => {
-      // Each worker walks its own stride of accounts: parallel pairs rarely wait on one account's row lock.
-      for (let turn = 0; performance.now() < until; turn += 1) {
-        await pair(db, accounts[(worker + turn * WORKERS) % accounts.length]!, timings);
-      }
-    }),
-  );
-  return { ...timings, seconds: (performance.now() - begin) / 1000 };
-}
 
 /**
  * The ceiling this machine puts on any ledger design: trivial statements per
@@ -107,16 +58,26 @@ async function roundTripsPerSecond(db: Db, seconds: number): Promise<number> {
   return count / seconds;
 }
 
-/** The ledger must still add up: every capture is one price, nothing is left on hold. */
-async function checkBooks(db: Db, expectedCaptures: number) {
-  const ledger = await db.query<{ captures: bigint; held: bigint }>(
-    `SELECT (SELECT count(*) FROM billing.ledger WHERE kind = 'capture') AS captures,
-            (SELECT coalesce(sum(held_micros), 0) FROM billing.balances) AS held`,
-  );
-  const row = ledger.rows[0]!;
-  if (Number(row.captures) !== expectedCaptures || BigInt(row.held) !== 0n) {
-    throw new Error(`books do not add up: ${row.captures} captures for ${expectedCaptures} pairs, ${row.held} micros still held`);
+async function fundAccounts(db: Db): Promise<Account[]> {
+  const accounts = Array.from({ length: ACCOUNTS }, (_, index) => ({ accountId: `acct_bench_${index}`, keyId: `key_bench_${index}` }));
+  for (const account of accounts) {
+    await topUp(db, { accountId: account.accountId, amountMicros: 100_000n * 1_000_000n, note: "bench", topUpId: `topup_${account.accountId}` });
   }
+  return accounts;
+}
+
+/** The ledger must still add up: every hold captured whole, nothing released, nothing left on hold. */
+async function checkBooks(db: Db) {
+  const { rows } = await db.query<{ reserves: bigint; captures: bigint; releases: bigint; held: bigint }>(
+    `SELECT count(*) FILTER (WHERE kind = 'reserve') AS reserves, count(*) FILTER (WHERE kind = 'capture') AS captures,
+            count(*) FILTER (WHERE kind = 'release') AS releases, (SELECT coalesce(sum(held_micros), 0) FROM billing.balances) AS held
+       FROM billing.ledger`,
+  );
+  const books = rows[0]!;
+  if (Number(books.reserves) !== Number(books.captures) || Number(books.releases) !== 0 || BigInt(books.held) !== 0n) {
+    throw new Error(`books do not add up: ${books.captures} captures and ${books.releases} releases for ${books.reserves} holds, ${books.held} micros still held`);
+  }
+  return Number(books.captures);
 }
 
 const stats = (values: number[]) => {
@@ -124,47 +85,95 @@ const stats = (values: number[]) => {
   return { p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted.at(-1) ?? 0 };
 };
 
+interface WayResult {
+  way: Capture;
+  timings: Timings;
+  pairsPerSecond: number;
+}
+
+function report(result: WayResult): string {
+  const { timings, way, pairsPerSecond } = result;
+  const rows: (string | number)[][] = [["phase", "p50 ms", "p90 ms", "p99 ms", "max ms"]];
+  for (const [name, values] of [["reserve+capture", timings.pairs], ["reserve", timings.reserves], ["capture", timings.captures]] as const) {
+    const s = stats(values);
+    rows.push([name, fixed(s.p50), fixed(s.p90), fixed(s.p99), fixed(s.max)]);
+  }
+  return (
+    `\n${CAPTURE_WAYS[way]}:\n${timings.pairs.length} pairs in ${fixed(timings.seconds, 1)} s with ${WORKERS} workers over ${ACCOUNTS} accounts${KEY_LIMIT ? " (keys with limits)" : ""}: ` +
+    `${fixed(pairsPerSecond, 0)} pairs/s${way === "events" ? ` (target ≥ 3000: ${pairsPerSecond >= 3000 ? "meets" : "misses"})` : ""}; refusals ${timings.refusals}\n\n${formatTable(rows)}\n`
+  );
+}
+
+async function measure(way: Capture, drive: (seconds: number) => Promise<Timings>): Promise<WayResult> {
+  log(`${way}: warming up ${WARMUP_SECONDS}s`);
+  await drive(WARMUP_SECONDS);
+  log(`${way}: measuring ${SECONDS}s with ${WORKERS} workers`);
+  const timings = await drive(SECONDS);
+  return { way, timings, pairsPerSecond: timings.pairs.length / timings.seconds };
+}
+
 async function main() {
   const database = await createBenchDatabase();
   const logger = createLogger("ledger-bench", process.env.BENCH_LOG_LEVEL ?? "warn");
-  // The pool is sized to the workers, plus a few for billing's relay and consumer.
-  const db = await openDb(database.url, { maxConnections: WORKERS + 4 });
+  // The pool is sized to the workers, plus a few for the relays and billing's consumer.
+  const db = await openDb(database.url, { maxConnections: WORKERS + 6 });
   const stream = await openEventStream({ db, logger });
+  await migrateOutbox(db, "generation");
+  const relay = startOutboxRelay({ db, schema: "generation", stream, logger });
+  const eventPairs = new EventPairs(db, relay, BACKLOG);
   const billing = await startBilling(
     loadBillingConfig({ ...process.env, DATABASE_URL: database.url, BILLING_PORT: "0", ORVADO_INTERNAL_SECRET: "bench-internal-secret-000", ORVADO_PRICES_FILE: new URL("../config/prices.json", import.meta.url).pathname }),
-    { db, stream, logger },
+    { db, stream, logger, onSettled: eventPairs.onSettled },
   );
+  const options: PairOptions = { workers: WORKERS, keyLimit: KEY_LIMIT, holdTtlMs: HOLD_TTL_MS };
   try {
     log(`funding ${ACCOUNTS} accounts`);
     const accounts = await fundAccounts(db);
     const baseline = await roundTripsPerSecond(db, 3);
     log(`baseline: ${fixed(baseline, 0)} SELECT 1 round trips/s with ${WORKERS} workers`);
-    log(`warming up ${WARMUP_SECONDS}s`);
-    const warmup = await drive(db, accounts, WARMUP_SECONDS);
-    log(`measuring ${SECONDS}s with ${WORKERS} workers`);
-    const run = await drive(db, accounts, SECONDS);
-    await checkBooks(db, warmup.pairs.length + run.pairs.length);
-    const rate = run.pairs.length / run.seconds;
-    const rows: (string | number)[][] = [["phase", "p50 ms", "p90 ms", "p99 ms", "max ms"]];
-    for (const [name, values] of [["reserve+capture", run.pairs], ["reserve", run.reserves], ["capture (settle)", run.settles]] as const) {
-      const s = stats(values);
-      rows.push([name, fixed(s.p50), fixed(s.p90), fixed(s.p99), fixed(s.max)]);
+    const results: WayResult[] = [];
+    if (CAPTURE !== "direct") {
+      results.push(await measure("events", (seconds) => eventPairs.drive(accounts, options, seconds)));
+      await eventPairs.drain(60_000);
     }
+    if (CAPTURE !== "events") results.push(await measure("direct", (seconds) => driveDirect(db, accounts, options, seconds)));
+    const captures = await checkBooks(db);
     process.stdout.write(
-      `\n${run.pairs.length} pairs in ${fixed(run.seconds, 1)} s with ${WORKERS} workers over ${ACCOUNTS} accounts${KEY_LIMIT ? " (keys with limits)" : ""}: ` +
-        `${fixed(rate, 0)} pairs/s (target ≥ 3000: ${rate >= 3000 ? "meets" : "misses"}); refusals ${run.refusals}; books balanced\n` +
-        `baseline on this machine: ${fixed(baseline, 0)} "SELECT 1" round trips/s with the same pool and workers\n\n${formatTable(rows)}\n`,
+      `${results.map(report).join("")}\nbooks balanced: ${captures} holds, each captured once, nothing released or left on hold\n` +
+        `baseline on this machine: ${fixed(baseline, 0)} "SELECT 1" round trips/s with the same pool and workers\n`,
     );
     mkdirSync(RESULTS_DIR, { recursive: true });
     const file = join(RESULTS_DIR, `ledger-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-    const summary = { pairs: stats(run.pairs), reserve: stats(run.reserves), settle: stats(run.settles) };
+    const headline = results[0]!;
+    const ways = Object.fromEntries(
+      results.map(({ way, timings, pairsPerSecond }) => [
+        way,
+        { seconds: timings.seconds, pairs: timings.pairs.length, pairsPerSecond, latencyMs: { pairs: stats(timings.pairs), reserve: stats(timings.reserves), capture: stats(timings.captures) } },
+      ]),
+    );
     writeFileSync(
       file,
-      JSON.stringify({ when: new Date().toISOString(), machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryBytes: totalmem(), loadAverage: loadavg() }, workers: WORKERS, accounts: ACCOUNTS, keyLimit: KEY_LIMIT, seconds: run.seconds, pairs: run.pairs.length, pairsPerSecond: rate, selectOneRoundTripsPerSecond: baseline, latencyMs: summary }, null, 2),
+      JSON.stringify(
+        {
+          when: new Date().toISOString(),
+          machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryBytes: totalmem(), loadAverage: loadavg() },
+          workers: WORKERS,
+          accounts: ACCOUNTS,
+          keyLimit: KEY_LIMIT,
+          backlog: BACKLOG,
+          capture: headline.way,
+          pairsPerSecond: headline.pairsPerSecond,
+          selectOneRoundTripsPerSecond: baseline,
+          ways,
+        },
+        null,
+        2,
+      ),
     );
     log(`wrote ${file}`);
   } finally {
     await billing.stop();
+    await relay.stop();
     await stream.close();
     await db.close();
     await database.drop();
