@@ -5,6 +5,7 @@ import { Code, ConnectError, internalClient } from "@orvado/rpc";
 import type { EdgeConfig } from "./config.ts";
 import { sendClientError, sendError, sendRoutingError } from "./reply.ts";
 import { KeyChecker } from "./key-check.ts";
+import { rememberRequestStarts } from "./request-starts.ts";
 import { imageRoutes } from "./routes/images.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { costRoutes } from "./routes/cost.ts";
@@ -34,6 +35,8 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
     frameworkErrors: sendRoutingError,
     clientErrorHandler: sendClientError,
   });
+  // So that sendClientError knows a refused HEAD even when the parser failed past its request line.
+  rememberRequestStarts(app.server);
   const auth = internalClient(AuthService, config.authUrl, config.internalSecret);
   const billing = internalClient(BillingService, config.billingUrl, config.internalSecret);
   const generation = internalClient(GenerationService, config.generationUrl, config.internalSecret);

@@ -3,6 +3,7 @@ import type { Socket } from "node:net";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ErrorCode, type Refusal } from "@orvado/proto";
 import { errorBody, httpStatusFor, newRequestId } from "@orvado/core";
+import { refusedRequestWasHead } from "./request-starts.ts";
 
 /**
  * Every error leaves through here: the spec's body (2.6) with the status of its code.
@@ -35,8 +36,8 @@ export function sendClientError(error: NodeJS.ErrnoException, socket: Socket) {
       : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
         ? [408, "The request took too long to arrive"]
         : [400, "The request is not valid HTTP"];
-  // An answer to HEAD has no body (the client would read one as garbage); Node keeps the refused bytes in rawPacket.
-  const head = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString("latin1") === "HEAD ";
+  // An answer to HEAD has no body (the client would read one as garbage).
+  const head = refusedRequestWasHead(socket, (error as { rawPacket?: Buffer }).rawPacket);
   const body = head ? "" : JSON.stringify(errorBody(ErrorCode.INVALID_REQUEST, message, requestId));
   if (socket.writable) {
     socket.write(

@@ -1,0 +1,125 @@
+import { connect, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "@orvado/core";
+import { buildEdgeApp } from "./app.ts";
+import { methodOfUnfinishedRequest } from "./request-starts.ts";
+import { loadEdgeConfig } from "./config.ts";
+
+// Requests Node's parser refuses, sent over raw sockets so the test decides where
+// each read ends: a request line longer than the 16-kB header limit, sent in two
+// writes, fails in the second chunk, which no longer shows the method.
+
+const app = buildEdgeApp(loadEdgeConfig({ ORVADO_INTERNAL_SECRET: "s".repeat(32) }), createLogger("test", "silent"));
+let port = 0;
+
+beforeAll(async () => {
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  port = (app.server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  await app.close();
+});
+
+const LONG_PATH = `/${"a".repeat(20_000)}`;
+
+/** Writes each part after the previous one has had time to be read on its own; resolves with all the connection received. */
+function exchange(parts: string[], socket: Socket = connect(port, "127.0.0.1")): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let received = "";
+    socket.setEncoding("latin1");
+    socket.on("data", (chunk: string) => (received += chunk));
+    socket.on("error", reject);
+    socket.on("close", () => resolve(received));
+    void (async () => {
+      for (const part of parts) {
+        socket.write(part);
+        await new Promise((wait) => setTimeout(wait, 50));
+      }
+    })();
+  });
+}
+
+function split(method: string): string[] {
+  const line = `${method} ${LONG_PATH} HTTP/1.1\r\nHost: x\r\n\r\n`;
+  return [line.slice(0, 10_000), line.slice(10_000)];
+}
+
+function headAndBody(answer: string): { head: string; body: string } {
+  const end = answer.indexOf("\r\n\r\n");
+  return { head: answer.slice(0, end), body: answer.slice(end + 4) };
+}
+
+describe("requests the HTTP parser refuses", () => {
+  it("answers a HEAD whose request line overflows in a later chunk with no body", async () => {
+    const { head, body } = headAndBody(await exchange(split("HEAD")));
+    expect(head).toMatch(/^HTTP\/1\.1 431 /);
+    expect(head).toMatch(/\r\nX-Request-Id: req_/i);
+    expect(body).toBe("");
+  });
+
+  it("answers a GET refused the same way with the spec's error body and its request id", async () => {
+    const { head, body } = headAndBody(await exchange(split("GET")));
+    expect(head).toMatch(/^HTTP\/1\.1 431 /);
+    const requestId = /\r\nX-Request-Id: (req_[A-Za-z0-9_-]+)/i.exec(head)?.[1];
+    expect(requestId).toBeDefined();
+    const error = JSON.parse(body).error;
+    expect(error.code).toBe("invalid_request");
+    expect(error.message).toMatch(new RegExp(`\\(request id: ${requestId}\\)$`));
+  });
+
+  it("answers a HEAD refused in its first chunk with no body", async () => {
+    const { head, body } = headAndBody(await exchange([`HEAD ${LONG_PATH} HTTP/1.1\r\nHost: x\r\n\r\n`]));
+    expect(head).toMatch(/^HTTP\/1\.1 431 /);
+    expect(body).toBe("");
+  });
+
+  it("finds a HEAD that begins in the same read as the unread tail of the request before it", async () => {
+    // The 404 goes out before the POST's body is read; Node then reads the rest of that body and
+    // discards it, and the HEAD arrives right behind it, in the same chunk.
+    const body = JSON.stringify({ prompt: "ABC HEAD x".repeat(1_000) });
+    const post = `POST /no-such-route HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+    const [line, rest] = split("HEAD");
+    const answer = await exchange([post + body.slice(0, 100), body.slice(100) + line!, rest!]);
+    const [first, second] = answer.split(/(?=HTTP\/1\.1 )/);
+    expect(first).toMatch(/^HTTP\/1\.1 404 /);
+    const { head, body: answerBody } = headAndBody(second!);
+    expect(head).toMatch(/^HTTP\/1\.1 431 /);
+    expect(answerBody).toBe("");
+  });
+
+  it("judges each request on a kept-alive connection by its own start", async () => {
+    const answer = await exchange(["GET /no-such-route HTTP/1.1\r\nHost: x\r\n\r\n", ...split("HEAD")]);
+    const [first, second] = answer.split(/(?=HTTP\/1\.1 )/);
+    expect(first).toMatch(/^HTTP\/1\.1 404 /);
+    const { head, body } = headAndBody(second!);
+    expect(head).toMatch(/^HTTP\/1\.1 431 /);
+    expect(body).toBe("");
+  });
+});
+
+describe("methodOfUnfinishedRequest", () => {
+  it("reads the request line a chunk starts with, whole or cut short", () => {
+    expect(methodOfUnfinishedRequest("HEAD /aaaa")).toBe("HEAD");
+    expect(methodOfUnfinishedRequest("HEAD /x HTTP/1.1\r\nX-Big: hhhh")).toBe("HEAD");
+    expect(methodOfUnfinishedRequest("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")).toBe("GET");
+    expect(methodOfUnfinishedRequest("POST /v1/x HTTP/1.")).toBe("POST");
+  });
+
+  it("takes the request that begins behind an earlier one or the rest of its body", () => {
+    expect(methodOfUnfinishedRequest("GET /a HTTP/1.1\r\nHost: x\r\n\r\nHEAD /aaaa")).toBe("HEAD");
+    expect(methodOfUnfinishedRequest('ABC HEAD xABC HEAD x"}HEAD /aaaa')).toBe("HEAD");
+    expect(methodOfUnfinishedRequest('rompt":"x"}GET /v1/models HTTP/1.1\r\nHost')).toBe("GET");
+  });
+
+  it("shows no method for a chunk from the middle of a request", () => {
+    expect(methodOfUnfinishedRequest("aaaaaaaaaa HTTP/1.1\r\nHost: x\r\n\r\n")).toBeUndefined();
+    expect(methodOfUnfinishedRequest("\u0000\u0001 garbage")).toBeUndefined();
+    expect(methodOfUnfinishedRequest("")).toBeUndefined();
+  });
+
+  it("reads a chunk of many decoys to its end", () => {
+    expect(methodOfUnfinishedRequest(`${"A a ".repeat(16_000)}HEAD /x`)).toBe("HEAD");
+  });
+});
