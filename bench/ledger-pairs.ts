@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { SharedCalls } from "@orvado/core";
 import type { Db } from "@orvado/db";
-import { billingEventsInsert, type BillingEventIds, type OutboxRelay } from "@orvado/events";
+import { BILLING_TOPIC, billingEventMessage, outboxInsert, type OutboxRelay, type OutgoingMessage } from "@orvado/events";
 import { Tier } from "@orvado/proto";
 import { reserve } from "../services/billing/src/reserve.ts";
 import { settle, type SettleResult } from "../services/billing/src/settle.ts";
@@ -49,6 +49,12 @@ async function reserveOne(db: Db, account: Account, options: PairOptions): Promi
   return "hold" in outcome ? requestId : null;
 }
 
+function recordPair(timings: Timings, start: number, reserved: number, end: number) {
+  timings.pairs.push(end - start);
+  timings.reserves.push(reserved - start);
+  timings.captures.push(end - reserved);
+}
+
 /** Runs `turn` on every worker until the window closes; each worker walks its own stride of accounts, so parallel pairs rarely wait on one account's row lock. */
 async function eachWorker(accounts: Account[], options: PairOptions, seconds: number, turn: (account: Account) => Promise<void>) {
   const until = performance.now() + seconds * 1000;
@@ -73,10 +79,7 @@ export async function driveDirect(db: Db, accounts: Account[], options: PairOpti
     }
     const result = await settle(db, requestId, { kind: "completed", imagesDelivered: 1 });
     if (result !== "applied") throw new Error(`settle ${requestId}: ${result}`);
-    const end = performance.now();
-    timings.pairs.push(end - start);
-    timings.reserves.push(reserved - start);
-    timings.captures.push(end - reserved);
+    recordPair(timings, start, reserved, performance.now());
   });
   timings.seconds = (performance.now() - begin) / 1000;
   return timings;
@@ -85,7 +88,6 @@ export async function driveDirect(db: Db, accounts: Account[], options: PairOpti
 interface OpenPair {
   start: number;
   reserved: number;
-  captured: () => void;
 }
 
 /**
@@ -95,41 +97,37 @@ interface OpenPair {
  * window counts the pairs captured inside it; the caller waits for the rest.
  */
 export class EventPairs {
+  /** Pairs not yet captured, by their `completed` event's id (what billing reports). */
   readonly #open = new Map<string, OpenPair>();
   readonly #slotFreed: (() => void)[] = [];
+  #allCaptured: (() => void) | null = null;
   #window: Timings | null = null;
   #failures: string[] = [];
-  readonly #completedWriter: SharedCalls<BillingEventIds, void>;
+  readonly #completedWriter: SharedCalls<OutgoingMessage, void>;
 
   constructor(
     private readonly db: Db,
-    private readonly relay: OutboxRelay,
+    relay: OutboxRelay,
     private readonly backlog: number,
   ) {
     // Concurrent outcomes go into the outbox in one INSERT, as generation's jobSuccessWriter sends them.
-    this.#completedWriter = new SharedCalls<BillingEventIds, void>(async (ids) => {
-      const insert = billingEventsInsert("generation", ids.map((each) => ({ ids: each, kind: { case: "completed" as const, value: { imagesDelivered: 1 } } })), 1);
+    this.#completedWriter = new SharedCalls<OutgoingMessage, void>(async (messages) => {
+      const insert = outboxInsert("generation", messages.map((message) => ({ topic: BILLING_TOPIC, message })));
       await db.query(insert.sql, insert.params);
       relay.poke();
-      return ids.map(() => undefined);
+      return messages.map(() => undefined);
     });
   }
 
   /** Billing's settlement observer (startBilling's onSettled). */
   readonly onSettled = (eventId: string, result: SettleResult) => {
-    const requestId = eventId.endsWith(":completed") ? eventId.slice(0, -":completed".length) : null;
-    const pair = requestId === null ? undefined : this.#open.get(requestId);
-    if (!pair || requestId === null) return;
-    if (result !== "applied") this.#failures.push(`${requestId}: ${result}`);
-    this.#open.delete(requestId);
+    const pair = this.#open.get(eventId);
+    if (!pair) return;
+    if (result !== "applied") this.#failures.push(`${eventId}: ${result}`);
+    this.#open.delete(eventId);
     this.#slotFreed.shift()?.();
-    const end = performance.now();
-    if (this.#window) {
-      this.#window.pairs.push(end - pair.start);
-      this.#window.reserves.push(pair.reserved - pair.start);
-      this.#window.captures.push(end - pair.reserved);
-    }
-    pair.captured();
+    if (this.#window) recordPair(this.#window, pair.start, pair.reserved, performance.now());
+    if (this.#open.size === 0) this.#allCaptured?.();
   };
 
   async drive(accounts: Account[], options: PairOptions, seconds: number): Promise<Timings> {
@@ -144,8 +142,9 @@ export class EventPairs {
         timings.refusals += 1;
         return;
       }
-      this.#open.set(requestId, { start, reserved: performance.now(), captured: () => {} });
-      await this.#completedWriter.call({ requestId, ...account });
+      const completed = billingEventMessage({ requestId, ...account }, { case: "completed", value: { imagesDelivered: 1 } });
+      this.#open.set(completed.id, { start, reserved: performance.now() });
+      await this.#completedWriter.call(completed);
     });
     timings.seconds = (performance.now() - begin) / 1000;
     this.#window = null;
@@ -155,15 +154,16 @@ export class EventPairs {
 
   /** Resolves once every pair reserved so far has been captured. */
   async drain(timeoutMs: number): Promise<void> {
-    const captured = [...this.#open.values()].map((pair) => new Promise<void>((resolve) => (pair.captured = resolve)));
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${this.#open.size} pairs still uncaptured after ${timeoutMs} ms`)), timeoutMs);
-    });
     try {
-      await Promise.race([Promise.all(captured), timeout]);
+      await new Promise<void>((resolve, reject) => {
+        if (this.#open.size === 0) return resolve();
+        this.#allCaptured = resolve;
+        timer = setTimeout(() => reject(new Error(`${this.#open.size} pairs still uncaptured after ${timeoutMs} ms`)), timeoutMs);
+      });
     } finally {
       clearTimeout(timer);
+      this.#allCaptured = null;
     }
     this.#throwOnFailure();
   }
