@@ -1,13 +1,13 @@
 // The two ways `npm run bench:ledger` drives reserve+capture pairs through billing's own code.
 //
-// - events (what production does on the Postgres event log): workers reserve as billing's Reserve RPC
+// - events (what production does): workers reserve as billing's Reserve RPC
 //   does, then write each request's `completed` event into generation's outbox as the
 //   job's outcome statement does; generation's relay publishes it and billing's settlement
 //   consumer captures it in a batch (settleBatch), behind the request, as in production.
-//   A pair counts when billing reports its capture.
-// - direct: each worker reserves, then captures with one settle() call of its own: the
-//   Postgres log consumer's path for an event that arrives alone, the Kafka adapter's for
-//   every event (it hands over one message at a time), and what this benchmark measured
+//   The stream here is the Postgres log; the Kafka adapter hands billing batches the same
+//   way (kafka-batch.ts). A pair counts when billing reports its capture.
+// - direct: each worker reserves, then captures with one settle() call of its own: a
+//   consumer's path for an event that arrives alone, and what this benchmark measured
 //   before the eleventh session.
 import { randomUUID } from "node:crypto";
 import { SharedCalls } from "@orvado/core";

@@ -32,8 +32,8 @@ const SECONDS = Number(process.env.BENCH_LEDGER_SECONDS ?? 20);
 const KEY_LIMIT = process.env.BENCH_LEDGER_KEY_LIMIT === "1";
 const BACKLOG = Number(process.env.BENCH_LEDGER_BACKLOG ?? 2000);
 const CAPTURE_WAYS = {
-  events: "captured as production does on the Postgres event log: completed events through the stream, settled in batches by billing's consumer",
-  direct: "captured one settle() call each (the Postgres log consumer's path for a lone event; the Kafka adapter's for every event)",
+  events: "captured as production does: completed events through the stream (the Postgres log here), settled in batches by billing's consumer",
+  direct: "captured one settle() call each (a consumer's path for an event that arrives alone)",
 } as const;
 type Capture = keyof typeof CAPTURE_WAYS;
 const CAPTURE = process.env.BENCH_LEDGER_CAPTURE ?? "both";

@@ -111,7 +111,7 @@ export function describeEventStreamContract(name: string, makeStream: () => Prom
       const poison = all[17]!.id;
       const handled: DeliveredMessage[] = [];
       let poisonSeen = 0;
-      // Adapters may batch or not (Kafka hands over one message at a time); either way the result is the same.
+      // Adapters may hand over batches or not; either way the result is the same.
       await stream.subscribe({
         topic,
         group: unique("g"),

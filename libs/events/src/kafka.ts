@@ -1,13 +1,12 @@
 import type { Logger } from "@orvado/core";
 import kafkajs from "kafkajs";
-import type { Admin, Consumer, EachMessagePayload, IHeaders, Kafka as KafkaClient } from "kafkajs";
+import type { Admin, Consumer, Kafka as KafkaClient } from "kafkajs";
+import { EVENT_ID_HEADER, kafkaBatchHandler } from "./kafka-batch.ts";
 import { kafkaLogCreator } from "./kafka-log.ts";
-import { Backoff, deferred, delay } from "./timing.ts";
-import { asBytes, type DeliveredMessage, type EventStream, type OutgoingMessage, type SubscribeOptions, type Subscription } from "./types.ts";
+import { Backoff, deferred } from "./timing.ts";
+import type { EventStream, OutgoingMessage, SubscribeOptions, Subscription } from "./types.ts";
 
 const { Kafka, Partitioners } = kafkajs;
-
-const EVENT_ID_HEADER = "event-id";
 
 export interface KafkaStreamOptions {
   brokers: string[];
@@ -95,10 +94,11 @@ function topicCreator(admin: Admin): (topic: string) => Promise<void> {
 }
 
 /**
- * One group member. A failing handler is retried in place with a backoff
- * (heartbeating meanwhile) rather than thrown to kafkajs: the offset is not
- * resolved until it succeeds, so the message is never skipped. If the member
- * crashes in a way kafkajs will not restart from, we start a new one.
+ * One group member. Each fetch is handled in chunks (kafka-batch.ts); a failing
+ * handler is retried in place with a backoff (heartbeating meanwhile) rather
+ * than thrown to kafkajs: the offset is not resolved until it succeeds, so the
+ * message is never skipped. If the member crashes in a way kafkajs will not
+ * restart from, we start a new one.
  */
 async function startKafkaConsumer(kafka: KafkaClient, options: SubscribeOptions, parentLogger: Logger): Promise<Subscription> {
   const { topic, group, handle } = options;
@@ -109,31 +109,14 @@ async function startKafkaConsumer(kafka: KafkaClient, options: SubscribeOptions,
   let restartTimer: NodeJS.Timeout | undefined;
   const restartBackoff = new Backoff(1_000, 30_000);
 
-  async function eachMessage({ message, heartbeat }: EachMessagePayload): Promise<void> {
-    const delivered: DeliveredMessage = {
-      topic,
-      id: headerText(message.headers, EVENT_ID_HEADER) ?? "",
-      key: message.key?.toString("utf8") ?? "",
-      value: asBytes(message.value ?? Buffer.alloc(0)),
-    };
-    const backoff = new Backoff();
-    for (let attempt = 1; ; attempt += 1) {
-      // Throwing leaves the offset unresolved: whoever owns the partition next gets it again.
-      if (stopping) throw new Error(`subscription stopping; event ${delivered.id} left for redelivery`);
-      try {
-        await handle(delivered);
-        return;
-      } catch (error) {
-        const waitMs = backoff.next();
-        logger.warn(
-          { err: error, eventId: delivered.id, offset: message.offset, attempt, retryInMs: waitMs },
-          "event handler failed; the message will be redelivered",
-        );
-        await delay(waitMs, stopped.promise);
-        await heartbeat();
-      }
-    }
-  }
+  const eachBatch = kafkaBatchHandler({
+    topic,
+    handle,
+    handleBatch: options.handleBatch,
+    logger,
+    stopping: () => stopping,
+    stopped: stopped.promise,
+  });
 
   function scheduleRestart(error: unknown): void {
     if (stopping) return;
@@ -159,7 +142,8 @@ async function startKafkaConsumer(kafka: KafkaClient, options: SubscribeOptions,
     // A new group reads the topic from its start, as on the Postgres log.
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     // run() resolves once this member has joined the group and received its partitions.
-    await consumer.run({ eachMessage, partitionsConsumedConcurrently: 1 });
+    // Offsets are resolved by the handler as messages are handled, never for a whole fetch at once.
+    await consumer.run({ eachBatch, eachBatchAutoResolve: false, partitionsConsumedConcurrently: 1 });
   }
 
   await start();
@@ -172,10 +156,4 @@ async function startKafkaConsumer(kafka: KafkaClient, options: SubscribeOptions,
       await current?.disconnect();
     },
   };
-}
-
-function headerText(headers: IHeaders | undefined, name: string): string | undefined {
-  const value = headers?.[name];
-  const first = Array.isArray(value) ? value[0] : value;
-  return first === undefined ? undefined : first.toString();
 }
