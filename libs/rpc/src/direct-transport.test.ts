@@ -70,6 +70,28 @@ describe("unary calls to a server in the same process", () => {
     expect(seen.context?.signal.aborted).toBe(true);
   });
 
+  it("give a handler that reads its signal mid-call one that aborts at the deadline, with the time left counting down", async () => {
+    const billing = await client();
+    const call = billing.getCost({ requestId: "hang" }, { timeoutMs: 200 });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const signal = seen.context!.signal;
+    expect(signal.aborted).toBe(false);
+    const left = seen.context!.timeoutMs()!;
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThan(200);
+    await expect(call).rejects.toMatchObject({ code: Code.DeadlineExceeded });
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toMatchObject({ code: Code.DeadlineExceeded });
+  });
+
+  it("end the handler's signal with the call, whenever the handler reads it", async () => {
+    const billing = await client();
+    await billing.getCost({ requestId: "req_ended" });
+    expect(seen.context!.signal.aborted).toBe(true);
+    expect(seen.context!.signal.reason).toMatchObject({ code: Code.Canceled, rawMessage: "the call has ended" });
+    expect(seen.context!.timeoutMs()).toBeUndefined();
+  });
+
   it("leave nothing listening on the caller's signal once calls end", async () => {
     const billing = await client();
     const signal = new AbortController().signal;

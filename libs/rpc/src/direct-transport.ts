@@ -1,9 +1,7 @@
 import { clone, create, type DescMessage, type DescMethod, type DescMethodUnary, type MessageInitShape } from "@bufbuild/protobuf";
 import {
-  Code,
   ConnectError,
   createContextValues,
-  createHandlerContext,
   createServiceImplSpec,
   type ConnectRouter,
   type ContextValues,
@@ -12,6 +10,7 @@ import {
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
+import { directCallContext, UNWATCHED_SIGNAL } from "./direct-context.ts";
 
 // Unary calls to a server in this process, handed over as copies of the messages
 // instead of as bytes. Connect's router transport encodes each message, runs the
@@ -74,11 +73,9 @@ export async function callDirect(call: DirectCall): Promise<UnaryResponse<DescMe
   const service = method.parent;
   const url = `http://in-memory/${service.typeName}/${method.name}`;
   const handle = async (request: UnaryRequest): Promise<UnaryResponse> => {
-    const context = createHandlerContext({
+    const { context, outcome, end } = directCallContext({
       service,
       method,
-      protocolName: "in-process",
-      requestMethod: "POST",
       url,
       timeoutMs: call.timeoutMs,
       requestSignal: request.signal,
@@ -86,12 +83,11 @@ export async function callDirect(call: DirectCall): Promise<UnaryResponse<DescMe
       contextValues: request.contextValues,
     });
     try {
-      const output = await settleBefore(context.signal, call.implementation(clone(method.input, request.message), context));
+      const output = await outcome(call.implementation(clone(method.input, request.message), context));
       const message = clone(method.output, create(method.output, output as MessageInitShape<DescMessage>));
       return { stream: false, service, method, header: context.responseHeader, message, trailer: context.responseTrailer };
     } finally {
-      // The call is over: the handler's signal ends with it, as on the network (a constant reason, no DOMException).
-      context.abort(CALL_ENDED);
+      end();
     }
   };
   const server = chain(call.serverInterceptors, handle);
@@ -109,28 +105,10 @@ export async function callDirect(call: DirectCall): Promise<UnaryResponse<DescMe
     method,
     requestMethod: "POST",
     url,
-    signal: call.signal ?? NEVER,
+    signal: call.signal ?? UNWATCHED_SIGNAL,
     header: new Headers(call.header),
     contextValues: call.contextValues ?? createContextValues(),
     message: create(method.input, call.input),
   });
   return response as UnaryResponse<DescMessage, DescMessage>;
-}
-
-const CALL_ENDED = new ConnectError("the call has ended", Code.Canceled);
-const NEVER = new AbortController().signal;
-
-/**
- * The handler's result, unless its signal aborts first (the deadline passed, or
- * the caller gave up): then the caller gets DeadlineExceeded or Canceled at once,
- * as over the network, while the handler runs on unobserved.
- */
-function settleBefore<T>(signal: AbortSignal, result: T | Promise<T>): Promise<T> {
-  if (!(result instanceof Promise)) return Promise.resolve(result);
-  if (signal.aborted) return Promise.reject(ConnectError.from(signal.reason, Code.Canceled));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(ConnectError.from(signal.reason, Code.Canceled));
-    signal.addEventListener("abort", onAbort, { once: true });
-    result.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }
