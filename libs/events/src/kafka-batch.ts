@@ -1,5 +1,6 @@
 import type { Logger } from "@orvado/core";
 import type { EachBatchPayload, IHeaders, KafkaMessage } from "kafkajs";
+import { handledAsOneBatch } from "./batch-call.ts";
 import { Backoff, delay } from "./timing.ts";
 import { asBytes, type DeliveredMessage, type SubscribeOptions } from "./types.ts";
 
@@ -57,23 +58,12 @@ export function kafkaBatchHandler(options: KafkaBatchHandlerOptions): (payload: 
     }
   }
 
-  async function handledAsOne(messages: KafkaMessage[]): Promise<boolean> {
-    if (!options.handleBatch || messages.length < 2 || options.stopping()) return false;
-    try {
-      await options.handleBatch(messages.map((message) => deliveredMessage(topic, message)));
-      return true;
-    } catch (error) {
-      logger.warn({ err: error, messages: messages.length }, "batch handler failed; handling its messages one at a time");
-      return false;
-    }
-  }
-
   return async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
     for (let start = 0; start < batch.messages.length; start += KAFKA_CHUNK_SIZE) {
       // Stale: the partition went to another member in a rebalance; it reads from the committed offset.
       if (!isRunning() || isStale() || options.stopping()) return;
       const chunk = batch.messages.slice(start, start + KAFKA_CHUNK_SIZE);
-      if (await handledAsOne(chunk)) {
+      if (await handledAsOneBatch(options, chunk, (message) => deliveredMessage(topic, message), options.stopping(), logger)) {
         resolveOffset(chunk[chunk.length - 1]!.offset);
       } else {
         for (const message of chunk) {

@@ -1,5 +1,6 @@
 import type { Logger } from "@orvado/core";
 import { prepareStatement, type Db, type Queryable } from "@orvado/db";
+import { handledAsOneBatch } from "./batch-call.ts";
 import { tryLocalLock } from "./local-lock.ts";
 import { Alarm, Backoff, deferred, delay, sleepThenLinger } from "./timing.ts";
 import { asBytes, type SubscribeOptions, type Subscription } from "./types.ts";
@@ -66,22 +67,10 @@ export async function startLogConsumer(options: LogConsumerOptions): Promise<Sub
 
   const delivered = (row: MessageRow) => ({ topic, id: row.id, key: row.key, value: asBytes(row.value) });
 
-  /** The whole batch in one call when the subscriber takes batches; false when it does not, or threw. */
-  async function handledAsOne(rows: MessageRow[]): Promise<boolean> {
-    if (!options.handleBatch || rows.length < 2 || stopping) return false;
-    try {
-      await options.handleBatch(rows.map(delivered));
-      return true;
-    } catch (error) {
-      logger.warn({ err: error, messages: rows.length }, "batch handler failed; handling its messages one at a time");
-      return false;
-    }
-  }
-
   async function handleBatch(q: Queryable, committed: bigint, rows: MessageRow[]): Promise<BatchResult> {
     let last = committed;
     let failure: BatchResult["failure"];
-    if (await handledAsOne(rows)) {
+    if (await handledAsOneBatch(options, rows, delivered, stopping, logger)) {
       last = rows[rows.length - 1]!.offset;
     } else {
       for (const row of rows) {
