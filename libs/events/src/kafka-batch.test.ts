@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { EachBatchPayload, KafkaMessage } from "kafkajs";
 import { createLogger } from "@orvado/core";
-import { KAFKA_CHUNK_SIZE, kafkaBatchHandler, type KafkaBatchHandlerOptions } from "./kafka-batch.ts";
+import { MAX_BATCH_MESSAGES } from "./batch-call.ts";
+import { kafkaBatchHandler, type KafkaBatchHandlerOptions } from "./kafka-batch.ts";
 import { deferred } from "./timing.ts";
 import type { DeliveredMessage } from "./types.ts";
 
@@ -55,12 +56,12 @@ describe("kafkaBatchHandler", () => {
       handle: async (message) => void single.push(message.id),
       handleBatch: async (messages) => void calls.push(ids(messages)),
     });
-    const { payload, resolved, heartbeats } = fakePayload(range(10, KAFKA_CHUNK_SIZE * 2 + 5));
+    const { payload, resolved, heartbeats } = fakePayload(range(10, MAX_BATCH_MESSAGES * 2 + 5));
     await handler(payload);
-    expect(calls.map((call) => call.length)).toEqual([KAFKA_CHUNK_SIZE, KAFKA_CHUNK_SIZE, 5]);
-    expect(calls.flat()).toEqual(range(10, KAFKA_CHUNK_SIZE * 2 + 5).map((offset) => `event-${offset}`));
+    expect(calls.map((call) => call.length)).toEqual([MAX_BATCH_MESSAGES, MAX_BATCH_MESSAGES, 5]);
+    expect(calls.flat()).toEqual(range(10, MAX_BATCH_MESSAGES * 2 + 5).map((offset) => `event-${offset}`));
     expect(single).toEqual([]);
-    expect(resolved).toEqual([String(10 + KAFKA_CHUNK_SIZE - 1), String(10 + 2 * KAFKA_CHUNK_SIZE - 1), String(10 + 2 * KAFKA_CHUNK_SIZE + 4)]);
+    expect(resolved).toEqual([String(10 + MAX_BATCH_MESSAGES - 1), String(10 + 2 * MAX_BATCH_MESSAGES - 1), String(10 + 2 * MAX_BATCH_MESSAGES + 4)]);
     expect(heartbeats()).toBe(3);
   });
 
@@ -147,10 +148,10 @@ describe("kafkaBatchHandler", () => {
         stale = true;
       },
     });
-    const staleRun = fakePayload(range(0, KAFKA_CHUNK_SIZE + 1), { stale: () => stale });
+    const staleRun = fakePayload(range(0, MAX_BATCH_MESSAGES + 1), { stale: () => stale });
     await handler(staleRun.payload);
     expect(calls.length).toBe(1);
-    expect(staleRun.resolved).toEqual([String(KAFKA_CHUNK_SIZE - 1)]);
+    expect(staleRun.resolved).toEqual([String(MAX_BATCH_MESSAGES - 1)]);
 
     const stoppedRun = fakePayload([1, 2], { running: () => false });
     await handler(stoppedRun.payload);

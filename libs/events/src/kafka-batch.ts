@@ -1,17 +1,11 @@
 import type { Logger } from "@orvado/core";
 import type { EachBatchPayload, IHeaders, KafkaMessage } from "kafkajs";
-import { handledAsOneBatch } from "./batch-call.ts";
+import { handledAsOneBatch, MAX_BATCH_MESSAGES } from "./batch-call.ts";
 import { Backoff, delay } from "./timing.ts";
 import { asBytes, type DeliveredMessage, type SubscribeOptions } from "./types.ts";
 
 export const EVENT_ID_HEADER = "event-id";
 
-/**
- * The most messages one handleBatch call gets, as on the Postgres log: a fetch
- * from Kafka can hold thousands, and each chunk's offsets are resolved (and a
- * heartbeat sent) as soon as it is handled.
- */
-export const KAFKA_CHUNK_SIZE = 100;
 
 export interface KafkaBatchHandlerOptions {
   topic: string;
@@ -59,10 +53,10 @@ export function kafkaBatchHandler(options: KafkaBatchHandlerOptions): (payload: 
   }
 
   return async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-    for (let start = 0; start < batch.messages.length; start += KAFKA_CHUNK_SIZE) {
+    for (let start = 0; start < batch.messages.length; start += MAX_BATCH_MESSAGES) {
       // Stale: the partition went to another member in a rebalance; it reads from the committed offset.
       if (!isRunning() || isStale() || options.stopping()) return;
-      const chunk = batch.messages.slice(start, start + KAFKA_CHUNK_SIZE);
+      const chunk = batch.messages.slice(start, start + MAX_BATCH_MESSAGES);
       if (await handledAsOneBatch(options, chunk, (message) => deliveredMessage(topic, message), options.stopping(), logger)) {
         resolveOffset(chunk[chunk.length - 1]!.offset);
       } else {

@@ -1,11 +1,9 @@
 import type { Logger } from "@orvado/core";
 import { prepareStatement, type Db, type Queryable } from "@orvado/db";
-import { handledAsOneBatch } from "./batch-call.ts";
+import { handledAsOneBatch, MAX_BATCH_MESSAGES } from "./batch-call.ts";
 import { tryLocalLock } from "./local-lock.ts";
 import { Alarm, Backoff, deferred, delay, sleepThenLinger } from "./timing.ts";
 import { asBytes, type SubscribeOptions, type Subscription } from "./types.ts";
-
-const BATCH_SIZE = 100;
 
 const COMMIT_OFFSET = prepareStatement(
   `UPDATE stream.consumer_offsets SET committed_offset = $3, committed_at = now() WHERE "group" = $1 AND topic = $2`,
@@ -15,7 +13,7 @@ const CLAIM_AND_READ = prepareStatement(`
     FROM (SELECT committed_offset FROM stream.consumer_offsets WHERE "group" = $1 AND topic = $2 FOR UPDATE SKIP LOCKED) AS claim
     LEFT JOIN LATERAL (
       SELECT "offset", key, id, value FROM stream.messages
-       WHERE topic = $2 AND "offset" > claim.committed_offset ORDER BY "offset" LIMIT ${BATCH_SIZE}
+       WHERE topic = $2 AND "offset" > claim.committed_offset ORDER BY "offset" LIMIT ${MAX_BATCH_MESSAGES}
     ) AS message ON true
    ORDER BY message."offset"`);
 
@@ -59,7 +57,7 @@ export async function startLogConsumer(options: LogConsumerOptions): Promise<Sub
 
   async function readBatch(q: Queryable, committed: bigint): Promise<MessageRow[]> {
     const { rows } = await q.query<MessageRow>(
-      `SELECT "offset", key, id, value FROM stream.messages WHERE topic = $1 AND "offset" > $2 ORDER BY "offset" LIMIT ${BATCH_SIZE}`,
+      `SELECT "offset", key, id, value FROM stream.messages WHERE topic = $1 AND "offset" > $2 ORDER BY "offset" LIMIT ${MAX_BATCH_MESSAGES}`,
       [topic, committed.toString()],
     );
     return rows;
@@ -166,7 +164,7 @@ export async function startLogConsumer(options: LogConsumerOptions): Promise<Sub
         backoff.reset();
         // A short batch was the end of the log: sleep until a publish rings (a ring
         // during the batch is remembered), rather than spend a round finding nothing.
-        if (result.read < BATCH_SIZE) await sleepThenLinger(alarm, pollMs, lingerMs, stopped.promise);
+        if (result.read < MAX_BATCH_MESSAGES) await sleepThenLinger(alarm, pollMs, lingerMs, stopped.promise);
       }
     }
   }

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@orvado/db";
+import { MAX_BATCH_MESSAGES } from "./batch-call.ts";
 import { openEventStream } from "./open.ts";
 import { bytes, openTestDatabase, silentLogger as logger, text, waitUntil, type TestDatabase } from "./test-support.ts";
 import { deferred } from "./timing.ts";
@@ -87,7 +88,7 @@ describe("postgres log", () => {
     const stream = await open();
     const topic = unique("batch");
     const group = unique("g");
-    const ids = Array.from({ length: 150 }, (_, i) => `m${i}`);
+    const ids = Array.from({ length: MAX_BATCH_MESSAGES + 50 }, (_, i) => `m${i}`);
     await stream.publish(topic, ids.map((id) => message(id)));
     const batches: string[][] = [];
     const single: string[] = [];
@@ -98,8 +99,8 @@ describe("postgres log", () => {
       handleBatch: async (messages) => void batches.push(messages.map((m) => m.id)),
     });
     await waitForGroup(db, topic, group);
-    // Rounds read at most 100 messages: 100 and 50, each in one call.
-    expect(batches.map((batch) => batch.length)).toEqual([100, 50]);
+    // A round reads at most MAX_BATCH_MESSAGES: all of those, then the 50 left, each in one call.
+    expect(batches.map((batch) => batch.length)).toEqual([MAX_BATCH_MESSAGES, 50]);
     expect([...batches.flat(), ...single]).toEqual(ids);
   });
 
