@@ -7,7 +7,8 @@
 // Environment: BENCH_DURATION_S (per round, default 10), BENCH_ROUNDS (default 3),
 // BENCH_CONNECTIONS (default "1,100"), BENCH_PROFILE (default 1), BENCH_ORVADO (default 1),
 // BENCH_SPREAD_ACCOUNTS (default 64: the "Orvado, N accounts" leg; 0 or 1 leaves it out),
-// BENCH_TARGETS (comma list of target names; default all; the ratios need direct, Portkey, Orvado),
+// BENCH_TARGETS (comma list of target names, e.g. "Portkey,Orvado,Orvado, 64 accounts"; default all;
+// the ratios need direct, Portkey, Orvado),
 // BENCH_WARMUP_S (default 10: every target under 10 connections at once before measuring),
 // BENCH_IMAGE ("solid" (default): a few-kB PNG, as the targets are defined; "photo": a
 // PNG as large as a photo's, about 3.3 MB at 1024x1024).
@@ -133,7 +134,8 @@ async function main() {
   try {
     const targets = [directTarget(upstream.info.url), portkeyTarget(portkey.info.url, upstream.info.url)];
     if (orvado) targets.push(...orvadoTargets(orvado.info));
-    const only = process.env.BENCH_TARGETS?.split(",");
+    // A comma followed by a space is part of a name ("Orvado, 64 accounts"), not a separator.
+    const only = process.env.BENCH_TARGETS?.split(/,(?! )/);
     if (only) targets.splice(0, targets.length, ...targets.filter((target) => only.includes(target.name)));
     for (const target of targets) await smokeTest(target);
     log(`warming up ${targets.map((t) => t.name).join(", ")}`);
