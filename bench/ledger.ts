@@ -14,7 +14,7 @@
 //
 // Environment: BENCH_LEDGER_WORKERS (concurrent requests, a comma-separated list;
 // default 32,64,128; the direct way runs at the first), BENCH_LEDGER_ACCOUNTS (default 1000),
-// BENCH_LEDGER_SECONDS (default 20, per way), BENCH_LEDGER_CAPTURE (events | direct |
+// BENCH_LEDGER_SECONDS (default 20, per run), BENCH_LEDGER_CAPTURE (events | direct |
 // both, default both), BENCH_LEDGER_BACKLOG (pairs reserved but not yet captured, at
 // most; default 2000), BENCH_LEDGER_KEY_LIMIT (1 = keys carry a spend limit,
 // exercising the key_spend path; default 0), BENCH_DB_SERVER.

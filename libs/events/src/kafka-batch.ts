@@ -6,7 +6,6 @@ import { asBytes, type DeliveredMessage, type SubscribeOptions } from "./types.t
 
 export const EVENT_ID_HEADER = "event-id";
 
-
 export interface KafkaBatchHandlerOptions {
   topic: string;
   handle: SubscribeOptions["handle"];
@@ -53,6 +52,8 @@ export function kafkaBatchHandler(options: KafkaBatchHandlerOptions): (payload: 
   }
 
   return async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+    // A fetch can hold thousands of messages: each chunk's offsets are resolved, and a
+    // heartbeat sent, as soon as that chunk is handled.
     for (let start = 0; start < batch.messages.length; start += MAX_BATCH_MESSAGES) {
       // Stale: the partition went to another member in a rebalance; it reads from the committed offset.
       if (!isRunning() || isStale() || options.stopping()) return;
