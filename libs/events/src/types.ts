@@ -38,8 +38,8 @@ export interface SubscribeOptions {
    * in one database statement), all handled when it resolves. A throw means none
    * of them counts as handled: the adapter then gives the same messages to
    * `handle` one at a time, so a bad message holds back only itself and what
-   * follows it. Both adapters hand over at most 100 messages of one partition
-   * (Kafka) or of the topic (Postgres log) per call; an adapter may also always
+   * follows it. Both adapters hand over at most MAX_BATCH_MESSAGES (batch-call.ts)
+   * of one partition (Kafka) or of the topic (Postgres log) per call; an adapter may also always
    * use `handle`, so handlers must give the same result either way.
    */
   handleBatch?(messages: DeliveredMessage[]): Promise<void>;
