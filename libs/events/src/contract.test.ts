@@ -3,6 +3,7 @@ import { createLogger } from "@orvado/core";
 import { openDb, type Db } from "@orvado/db";
 import { freshDatabase, type FreshDatabase } from "@orvado/testkit";
 import { describeEventStreamContract } from "./contract.ts";
+import { kafkaSettings } from "./kafka-settings.ts";
 import { openEventStream } from "./open.ts";
 import type { EventStream } from "./types.ts";
 
@@ -44,7 +45,7 @@ describe.skipIf(kafkaBrokers.length === 0)("kafka", () => {
 
   describeEventStreamContract(
     "kafka",
-    () => openEventStream({ db, logger, kafkaBrokers, clientId: "orvado-contract" }),
+    () => openEventStream({ db, logger, kafka: kafkaSettings(kafkaBrokers), clientId: "orvado-contract" }),
     { deliveryTimeoutMs: 60_000, settleMs: 2_000 },
   );
 });
@@ -54,6 +55,7 @@ function closingDbToo(stream: EventStream, db: Db): EventStream {
     name: stream.name,
     publish: (topic, messages) => stream.publish(topic, messages),
     subscribe: (options) => stream.subscribe(options),
+    waitForGroup: (topic, group, options) => stream.waitForGroup(topic, group, options),
     async close() {
       await stream.close();
       await db.close();

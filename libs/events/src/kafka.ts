@@ -1,15 +1,18 @@
 import type { Logger } from "@orvado/core";
 import kafkajs from "kafkajs";
-import type { Admin, Consumer, Kafka as KafkaClient } from "kafkajs";
+import type { Consumer, Kafka as KafkaClient } from "kafkajs";
 import { EVENT_ID_HEADER, kafkaBatchHandler } from "./kafka-batch.ts";
 import { kafkaLogCreator } from "./kafka-log.ts";
 import { Backoff, deferred } from "./timing.ts";
+import type { KafkaSettings } from "./kafka-settings.ts";
+import { kafkaTopics } from "./kafka-topics.ts";
+import { waitForKafkaGroup } from "./kafka-group-lag.ts";
 import type { EventStream, OutgoingMessage, SubscribeOptions, Subscription } from "./types.ts";
 
 const { Kafka, Partitioners } = kafkajs;
 
 export interface KafkaStreamOptions {
-  brokers: string[];
+  settings: KafkaSettings;
   clientId: string;
   logger: Logger;
 }
@@ -21,7 +24,8 @@ export interface KafkaStreamOptions {
  */
 export async function openKafkaStream(options: KafkaStreamOptions): Promise<EventStream> {
   const logger = options.logger.child({ stream: "kafka" });
-  const kafka = new Kafka({ clientId: options.clientId, brokers: options.brokers, logCreator: kafkaLogCreator(logger) });
+  const { settings } = options;
+  const kafka = new Kafka({ clientId: options.clientId, brokers: settings.brokers, logCreator: kafkaLogCreator(logger) });
   // Idempotent producer: a retried send is written once, in order, per partition.
   const producer = kafka.producer({
     idempotent: true,
@@ -37,7 +41,7 @@ export async function openKafkaStream(options: KafkaStreamOptions): Promise<Even
     await admin.disconnect().catch(() => {});
     throw error;
   }
-  const ensureTopic = topicCreator(admin);
+  const topics = kafkaTopics(admin, settings, logger);
   const subscriptions = new Set<Subscription>();
   let closed = false;
 
@@ -45,9 +49,8 @@ export async function openKafkaStream(options: KafkaStreamOptions): Promise<Even
     name: "kafka",
     async publish(topic: string, messages: OutgoingMessage[]) {
       if (messages.length === 0) return;
-      await ensureTopic(topic);
       await producer.send({
-        topic,
+        topic: await topics.ensure(topic),
         acks: -1,
         messages: messages.map((message) => ({
           key: message.key,
@@ -58,8 +61,13 @@ export async function openKafkaStream(options: KafkaStreamOptions): Promise<Even
     },
     async subscribe(subscribeOptions: SubscribeOptions) {
       if (closed) throw new Error("event stream is closed");
-      await ensureTopic(subscribeOptions.topic);
-      const consumer = await startKafkaConsumer(kafka, subscribeOptions, logger);
+      const consumer = await startKafkaConsumer(kafka, {
+        ...subscribeOptions,
+        topic: await topics.ensure(subscribeOptions.topic),
+        group: topics.groupName(subscribeOptions.group),
+        logicalTopic: subscribeOptions.topic,
+        sessionTimeoutMs: settings.sessionTimeoutMs,
+      }, logger);
       const subscription: Subscription = {
         async stop() {
           await consumer.stop();
@@ -69,27 +77,13 @@ export async function openKafkaStream(options: KafkaStreamOptions): Promise<Even
       subscriptions.add(subscription);
       return subscription;
     },
+    waitForGroup: (topic, group, waitOptions) => waitForKafkaGroup(admin, topics, topic, group, waitOptions?.timeoutMs),
     async close() {
       closed = true;
       await Promise.all([...subscriptions].map((subscription) => subscription.stop()));
       await producer.disconnect();
       await admin.disconnect();
     },
-  };
-}
-
-/** Creates each topic once per process (broker defaults for partitions and replication). */
-function topicCreator(admin: Admin): (topic: string) => Promise<void> {
-  const ensured = new Map<string, Promise<void>>();
-  return (topic) => {
-    let pending = ensured.get(topic);
-    if (!pending) {
-      // createTopics answers false, not an error, when the topic already exists.
-      pending = admin.createTopics({ topics: [{ topic }], waitForLeaders: true }).then(() => undefined);
-      pending.catch(() => ensured.delete(topic));
-      ensured.set(topic, pending);
-    }
-    return pending;
   };
 }
 
@@ -100,7 +94,13 @@ function topicCreator(admin: Admin): (topic: string) => Promise<void> {
  * message is never skipped. If the member crashes in a way kafkajs will not
  * restart from, we start a new one.
  */
-async function startKafkaConsumer(kafka: KafkaClient, options: SubscribeOptions, parentLogger: Logger): Promise<Subscription> {
+interface MemberOptions extends SubscribeOptions {
+  /** The topic as callers name it (without the prefix): what delivered messages carry. */
+  logicalTopic: string;
+  sessionTimeoutMs: number;
+}
+
+async function startKafkaConsumer(kafka: KafkaClient, options: MemberOptions, parentLogger: Logger): Promise<Subscription> {
   const { topic, group, handle } = options;
   const logger = parentLogger.child({ topic, group });
   let stopping = false;
@@ -110,7 +110,7 @@ async function startKafkaConsumer(kafka: KafkaClient, options: SubscribeOptions,
   const restartBackoff = new Backoff(1_000, 30_000);
 
   const eachBatch = kafkaBatchHandler({
-    topic,
+    topic: options.logicalTopic,
     handle,
     handleBatch: options.handleBatch,
     logger,
@@ -130,6 +130,9 @@ async function startKafkaConsumer(kafka: KafkaClient, options: SubscribeOptions,
   async function start(): Promise<void> {
     const consumer = kafka.consumer({
       groupId: group,
+      sessionTimeout: options.sessionTimeoutMs,
+      // Three heartbeats fit in a session, as Kafka recommends.
+      heartbeatInterval: Math.min(3_000, Math.floor(options.sessionTimeoutMs / 3)),
       retry: { retries: 10, maxRetryTime: 5_000, restartOnFailure: async () => true },
     });
     current = consumer;

@@ -119,6 +119,7 @@ describe("transactional outbox", () => {
         await stream.publish(publishTopic, messages);
       },
       subscribe: (options) => stream.subscribe(options),
+      waitForGroup: (waitTopic, group, options) => stream.waitForGroup(waitTopic, group, options),
       close: async () => {},
     };
     await db.tx(async (q) => {

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@orvado/db";
 import { MAX_BATCH_MESSAGES } from "./batch-call.ts";
+import { kafkaSettings } from "./kafka-settings.ts";
 import { openEventStream } from "./open.ts";
 import { bytes, openTestDatabase, silentLogger as logger, text, waitUntil, type TestDatabase } from "./test-support.ts";
 import { deferred } from "./timing.ts";
@@ -33,8 +34,8 @@ describe("postgres log", () => {
   });
 
   it("is chosen when no Kafka brokers are given, and creates its schema idempotently", async () => {
-    const first = await openEventStream({ db, logger, kafkaBrokers: [] });
-    const second = await openEventStream({ db, logger, kafkaBrokers: [" "] });
+    const first = await openEventStream({ db, logger, kafka: kafkaSettings([]) });
+    const second = await openEventStream({ db, logger, kafka: kafkaSettings([" "]) });
     expect([first.name, second.name]).toEqual(["postgres", "postgres"]);
     await Promise.all([first.close(), second.close()]);
   });

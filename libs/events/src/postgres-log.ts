@@ -5,6 +5,7 @@ import { startLogConsumer } from "./postgres-log-consumer.ts";
 import { STREAM_CHANNEL, ensureStreamSchema } from "./postgres-log-schema.ts";
 import { Alarm, DEFAULT_LINGER_MS } from "./timing.ts";
 import type { EventStream, OutgoingMessage, SubscribeOptions, Subscription } from "./types.ts";
+import { waitForGroup } from "./wait-for-group.ts";
 
 const APPEND = prepareStatement("SELECT stream.append($1, $2::text[], $3::text[], $4::bytea[], $5)");
 
@@ -102,6 +103,7 @@ export async function openPostgresLog(options: { db: Db; logger: Logger; pollMs?
     name: "postgres",
     publish,
     subscribe,
+    waitForGroup: (topic, group, options) => waitForGroup(db, topic, group, options),
     async close() {
       closed = true;
       await Promise.all([...subscriptions].map((subscription) => subscription.stop()));

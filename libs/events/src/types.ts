@@ -49,6 +49,11 @@ export interface EventStream {
   readonly name: "postgres" | "kafka";
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
   subscribe(options: SubscribeOptions): Promise<Subscription>;
+  /**
+   * Resolves once `group` has committed everything that was in `topic` when
+   * called (graceful shutdown, tests, benchmarks); rejects after timeoutMs.
+   */
+  waitForGroup(topic: string, group: string, options?: { timeoutMs?: number }): Promise<void>;
   /** Stops every subscription of this stream and releases its connections (not the Db). */
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { commaListSchema, parseEnv, portSchema } from "@orvado/core";
+import { parseEnv, portSchema } from "@orvado/core";
+import { kafkaEnvShape, kafkaSettingsFromEnv, type KafkaSettings } from "@orvado/events";
 
 export interface BillingConfig {
   host: string;
@@ -10,7 +11,7 @@ export interface BillingConfig {
   /** A hold not settled by then is released; longer than the 10-minute job limit. */
   holdTtlMs: number;
   sweepIntervalMs: number;
-  kafkaBrokers: string[];
+  kafka: KafkaSettings;
 }
 
 const schema = z.object({
@@ -21,7 +22,7 @@ const schema = z.object({
   ORVADO_PRICES_FILE: z.string().default("./config/prices.json"),
   BILLING_HOLD_TTL_MS: z.coerce.number().int().min(1000).default(15 * 60_000),
   BILLING_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
-  KAFKA_BROKERS: commaListSchema,
+  ...kafkaEnvShape,
 });
 
 export function loadBillingConfig(env: NodeJS.ProcessEnv = process.env): BillingConfig {
@@ -34,6 +35,6 @@ export function loadBillingConfig(env: NodeJS.ProcessEnv = process.env): Billing
     pricesFile: parsed.ORVADO_PRICES_FILE,
     holdTtlMs: parsed.BILLING_HOLD_TTL_MS,
     sweepIntervalMs: parsed.BILLING_SWEEP_INTERVAL_MS,
-    kafkaBrokers: parsed.KAFKA_BROKERS,
+    kafka: kafkaSettingsFromEnv(parsed),
   };
 }

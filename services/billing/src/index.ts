@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import type { Logger } from "@orvado/core";
 import { migrate, type Db } from "@orvado/db";
 import { BillingService } from "@orvado/proto";
-import { BILLING_TOPIC, migrateOutbox, startOutboxRelay, waitForGroup, type EventStream } from "@orvado/events";
+import { BILLING_TOPIC, migrateOutbox, startOutboxRelay, type EventStream } from "@orvado/events";
 import { startRpcServer, type RpcServer } from "@orvado/rpc";
 import type { BillingConfig } from "./config.ts";
 import { loadPriceFile, seedPrices } from "./prices.ts";
@@ -62,7 +62,7 @@ const STOP_SETTLE_TIMEOUT_MS = 5_000;
 async function settleWhatIsLogged(stream: EventStream, db: Db, logger: Logger): Promise<void> {
   if (stream.name !== "postgres") return;
   try {
-    await waitForGroup(db, BILLING_TOPIC, LEDGER_GROUP, { timeoutMs: STOP_SETTLE_TIMEOUT_MS });
+    await stream.waitForGroup(BILLING_TOPIC, LEDGER_GROUP, { timeoutMs: STOP_SETTLE_TIMEOUT_MS });
   } catch (error) {
     logger.warn({ err: error }, "stopping with events not yet settled; they stay in the log for the next start");
   }

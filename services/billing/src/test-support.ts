@@ -7,9 +7,9 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { BillingEventSchema, BillingService, ErrorCode, Tier, type BillingEvent } from "@orvado/proto";
 import { createLogger, type Logger } from "@orvado/core";
 import { openDb, type Db, type Queryable } from "@orvado/db";
-import { BILLING_TOPIC, openEventStream, waitForGroup, type EventStream } from "@orvado/events";
+import { BILLING_TOPIC, kafkaSettings, openEventStream, type EventStream, type KafkaSettings } from "@orvado/events";
 import { internalClient, type Client } from "@orvado/rpc";
-import { freshDatabase, type FreshDatabase } from "@orvado/testkit";
+import { freshDatabase, testKafkaBrokers, testRunsOnKafka, uniqueKafkaPrefix, type FreshDatabase } from "@orvado/testkit";
 import { startBilling, type RunningBilling } from "./index.ts";
 import type { BillingConfig } from "./config.ts";
 import { LEDGER_GROUP, type SettlementObserver } from "./consumer.ts";
@@ -27,6 +27,8 @@ const HOUR_MS = 3_600_000;
 export interface TestBilling {
   /** The database's address, for a second billing process on the same data. */
   url: string;
+  /** The stream's settings: a second billing process on the same data uses them too. */
+  kafka: KafkaSettings;
   db: Db;
   stream: EventStream;
   logger: Logger;
@@ -37,11 +39,22 @@ export interface TestBilling {
 
 export const TEST_SECRET = SECRET;
 
+/**
+ * The stream billing's tests run on: the Postgres log, or in the "kafka" test
+ * project Kafka with a topic of this test's own (6-s sessions: a member that is
+ * gone is replaced quickly).
+ */
+export function testStreamSettings(): KafkaSettings {
+  if (!testRunsOnKafka()) return kafkaSettings([]);
+  return kafkaSettings(testKafkaBrokers(), { topicPrefix: uniqueKafkaPrefix(), sessionTimeoutMs: 6_000 });
+}
+
 export async function startTestBilling(options: { holdTtlMs?: number; onSettled?: SettlementObserver } = {}): Promise<TestBilling> {
   const database: FreshDatabase = await freshDatabase();
   const db = await openDb(database.url);
   const logger = createLogger("billing-test", "silent");
-  const stream = await openEventStream({ db, logger });
+  const kafka = testStreamSettings();
+  const stream = await openEventStream({ db, logger, kafka, clientId: "billing-test" });
   const config: BillingConfig = {
     host: "127.0.0.1",
     port: 0,
@@ -51,12 +64,13 @@ export async function startTestBilling(options: { holdTtlMs?: number; onSettled?
     holdTtlMs: options.holdTtlMs ?? HOUR_MS,
     // Tests sweep by calling releaseExpiredHolds themselves.
     sweepIntervalMs: HOUR_MS,
-    kafkaBrokers: [],
+    kafka,
   };
   const service = await startBilling(config, { db, stream, logger, onSettled: options.onSettled });
   const client = internalClient(BillingService, service.rpc.url, SECRET);
   return {
     url: database.url,
+    kafka,
     db,
     stream,
     logger,
@@ -124,7 +138,7 @@ export async function deliver(billing: TestBilling, events: BillingEvent[]): Pro
     BILLING_TOPIC,
     events.map((event) => ({ id: event.eventId, key: event.accountId, value: toBinary(BillingEventSchema, event) })),
   );
-  await waitForGroup(billing.db, BILLING_TOPIC, LEDGER_GROUP, { timeoutMs: 30_000 });
+  await billing.stream.waitForGroup(BILLING_TOPIC, LEDGER_GROUP, { timeoutMs: 30_000 });
 }
 
 export interface LedgerRow {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toBinary } from "@bufbuild/protobuf";
 import { BillingEventSchema } from "@orvado/proto";
 import { openDb, type Db } from "@orvado/db";
-import { BILLING_TOPIC, openEventStream, waitForGroup, type EventStream } from "@orvado/events";
+import { BILLING_TOPIC, openEventStream, type EventStream } from "@orvado/events";
 import { startBilling, type RunningBilling } from "./index.ts";
 import { LEDGER_GROUP } from "./consumer.ts";
 import type { SettleResult } from "./settle.ts";
@@ -43,7 +43,7 @@ beforeAll(async () => {
   // memory, can only be shared, which still gives two consumers of the group).
   const ownsDb = first.url.startsWith("postgres");
   const db = ownsDb ? await openDb(first.url) : first.db;
-  const stream = await openEventStream({ db, logger: first.logger });
+  const stream = await openEventStream({ db, logger: first.logger, kafka: first.kafka, clientId: "billing-test-2" });
   const service = await startBilling(
     {
       host: "127.0.0.1",
@@ -53,7 +53,7 @@ beforeAll(async () => {
       pricesFile: PRICES_FILE,
       holdTtlMs: 3_600_000,
       sweepIntervalMs: 3_600_000,
-      kafkaBrokers: [],
+      kafka: first.kafka,
     },
     { db, stream, logger: first.logger, onSettled: recorder(seenBySecond) },
   );
@@ -86,7 +86,7 @@ describe("two billing processes on one stream", () => {
         (part % 2 ? second.stream : first.stream).publish(BILLING_TOPIC, messages.filter((_, index) => index % 8 === part)),
       ),
     );
-    await waitForGroup(first.db, BILLING_TOPIC, LEDGER_GROUP, { timeoutMs: 60_000 });
+    await first.stream.waitForGroup(BILLING_TOPIC, LEDGER_GROUP, { timeoutMs: 60_000 });
 
     // Each published message was handled by exactly one process: 2 handlings per event id in all.
     for (const event of events) {
@@ -115,7 +115,7 @@ describe("two billing processes on one stream", () => {
       BILLING_TOPIC,
       events.map((event) => ({ id: event.eventId, key: event.accountId, value: toBinary(BillingEventSchema, event) })),
     );
-    await waitForGroup(first.db, BILLING_TOPIC, LEDGER_GROUP, { timeoutMs: 60_000 });
+    await first.stream.waitForGroup(BILLING_TOPIC, LEDGER_GROUP, { timeoutMs: 60_000 });
     for (const event of events) {
       expect(seenByFirst.get(event.eventId), event.eventId).toEqual(["applied"]);
       expect(seenBySecond.get(event.eventId)).toBeUndefined();

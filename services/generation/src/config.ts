@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { commaListSchema, flagSchema, parseEnv, portSchema } from "@orvado/core";
+import { flagSchema, parseEnv, portSchema } from "@orvado/core";
+import { kafkaEnvShape, kafkaSettingsFromEnv, type KafkaSettings } from "@orvado/events";
 import { checkStorageEnv, storageConfigFrom, storageEnvShape, type StorageConfig } from "./storage/config.ts";
 
 export interface GenerationConfig {
@@ -19,7 +20,7 @@ export interface GenerationConfig {
   /** Spec 4.1 rule 5: a job is given up after 10 minutes. */
   jobTimeoutMs: number;
   maxImagesPerRequest: number;
-  kafkaBrokers: string[];
+  kafka: KafkaSettings;
   /**
    * Reads the environment variable a channel's `apiKeyEnv` names (docs/providers.md). A
    * function rather than a copy of the environment, so logging the config never shows a key.
@@ -51,7 +52,7 @@ const schema = z.object({
   GENERATION_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(86_400),
   GENERATION_JOB_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(600_000),
   GENERATION_MAX_IMAGES: z.coerce.number().int().min(1).max(10).default(4),
-  KAFKA_BROKERS: commaListSchema,
+  ...kafkaEnvShape,
   GENERATION_ALLOW_PRIVATE_UPSTREAMS: flagSchema,
   GENERATION_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
   GENERATION_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
@@ -76,7 +77,7 @@ export function loadGenerationConfig(env: NodeJS.ProcessEnv = process.env): Gene
     urlTtlSeconds: parsed.GENERATION_URL_TTL_SECONDS,
     jobTimeoutMs: parsed.GENERATION_JOB_TIMEOUT_MS,
     maxImagesPerRequest: parsed.GENERATION_MAX_IMAGES,
-    kafkaBrokers: parsed.KAFKA_BROKERS,
+    kafka: kafkaSettingsFromEnv(parsed),
     readChannelKey: (variable) => env[variable],
     allowPrivateUpstreams: parsed.GENERATION_ALLOW_PRIVATE_UPSTREAMS,
     breakerFailures: parsed.GENERATION_BREAKER_FAILURES,

@@ -1,11 +1,12 @@
 import { join, resolve } from "node:path";
 import { z } from "zod";
-import { commaListSchema, parseEnv } from "@orvado/core";
+import { parseEnv } from "@orvado/core";
+import { kafkaEnvShape, kafkaSettingsFromEnv, type KafkaSettings } from "@orvado/events";
 
 export interface StackConfig {
   dataDir: string;
   databaseUrl: string;
-  kafkaBrokers: string[];
+  kafka: KafkaSettings;
   internalSecret?: string;
   urlSigningSecret?: string;
 }
@@ -15,7 +16,7 @@ const schema = z.object({
   DATABASE_URL: z.string().optional(),
   ORVADO_INTERNAL_SECRET: z.string().min(16).optional(),
   ORVADO_URL_SIGNING_SECRET: z.string().min(16).optional(),
-  KAFKA_BROKERS: commaListSchema,
+  ...kafkaEnvShape,
 });
 
 export function loadStackConfig(env: NodeJS.ProcessEnv = process.env): StackConfig {
@@ -24,7 +25,7 @@ export function loadStackConfig(env: NodeJS.ProcessEnv = process.env): StackConf
   return {
     dataDir,
     databaseUrl: parsed.DATABASE_URL ?? join(dataDir, "pglite"),
-    kafkaBrokers: parsed.KAFKA_BROKERS,
+    kafka: kafkaSettingsFromEnv(parsed),
     internalSecret: parsed.ORVADO_INTERNAL_SECRET,
     urlSigningSecret: parsed.ORVADO_URL_SIGNING_SECRET,
   };

@@ -6,12 +6,12 @@ import OpenAI from "openai";
 import sharp from "sharp";
 import { AuthService, BillingService } from "@orvado/proto";
 import { internalClient } from "@orvado/rpc";
-import { startTestStack, type TestStack } from "./harness.ts";
+import { startE2eStack, type E2eStack } from "./e2e-stack.ts";
 
 // Issue A's acceptance, end to end: the official openai SDK against the edge,
 // real gRPC between the services, real PostgreSQL when TEST_DATABASE_URL is set.
 
-let stack: TestStack;
+let stack: E2eStack;
 let auth: ReturnType<typeof internalClient<typeof AuthService>>;
 let billing: ReturnType<typeof internalClient<typeof BillingService>>;
 
@@ -51,7 +51,7 @@ const post = (body: unknown, headers: Record<string, string> = {}) =>
   });
 
 beforeAll(async () => {
-  stack = await startTestStack();
+  stack = await startE2eStack();
   auth = internalClient(AuthService, stack.authUrl, stack.internalSecret);
   billing = internalClient(BillingService, stack.billingUrl, stack.internalSecret);
 });
@@ -242,7 +242,7 @@ describe("the generation path", () => {
 
 describe("capacity", () => {
   it("gives the channel slot back when billing refuses, so refusals never starve a model", async () => {
-    const small = await startTestStack({ ORVADO_MODELS_FILE: writeModels(1) });
+    const small = await startE2eStack({ ORVADO_MODELS_FILE: writeModels(1) });
     try {
       const smallAuth = internalClient(AuthService, small.authUrl, small.internalSecret);
       const smallBilling = internalClient(BillingService, small.billingUrl, small.internalSecret);
@@ -263,7 +263,7 @@ describe("capacity", () => {
   });
 
   it("answers 503 no_capacity with Retry-After: 60 when every channel is full, charging nothing", async () => {
-    const small = await startTestStack({ ORVADO_MODELS_FILE: writeModels(1) });
+    const small = await startE2eStack({ ORVADO_MODELS_FILE: writeModels(1) });
     try {
       const smallAuth = internalClient(AuthService, small.authUrl, small.internalSecret);
       const smallBilling = internalClient(BillingService, small.billingUrl, small.internalSecret);
@@ -277,7 +277,8 @@ describe("capacity", () => {
           body: JSON.stringify({ model: "beta", prompt, response_format: "b64_json" }),
         });
       const slow = ask("[sandbox:delay=1500] slow");
-      while (small.generation.jobs.inFlight === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      // The slow job holds the only slot once its row exists (the row is written when the slot is taken).
+      while (!(await jobStarted(small, account!.accountId))) await new Promise((resolve) => setTimeout(resolve, 10));
       const full = await ask("second");
       expect(full.status).toBe(503);
       expect(full.headers.get("retry-after")).toBe("60");
@@ -295,6 +296,11 @@ describe("capacity", () => {
     }
   });
 });
+
+async function jobStarted(on: E2eStack, accountId: string): Promise<boolean> {
+  const { rows } = await on.db.query("SELECT 1 FROM generation.jobs WHERE account_id = $1", [accountId]);
+  return rows.length > 0;
+}
 
 function writeModels(capacity: number): string {
   const path = join(mkdtempSync(join(tmpdir(), "orvado-models-")), "models.json");

@@ -3,13 +3,13 @@ import { randomUUID } from "node:crypto";
 import OpenAI from "openai";
 import { AuthService, BillingService } from "@orvado/proto";
 import { internalClient } from "@orvado/rpc";
-import { startTestStack, type TestStack } from "./harness.ts";
+import { startE2eStack, type E2eStack } from "./e2e-stack.ts";
 
 // Issue D items 5-7 end to end: Idempotency-Key on POST /v1/images/generations,
 // GET /v1/images/generations/<request id>, and /metrics, over real HTTP, real
 // gRPC and real PostgreSQL (TEST_DATABASE_URL).
 
-let stack: TestStack;
+let stack: E2eStack;
 let auth: ReturnType<typeof internalClient<typeof AuthService>>;
 let billing: ReturnType<typeof internalClient<typeof BillingService>>;
 
@@ -63,7 +63,7 @@ async function untilJobExists(accountId: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  stack = await startTestStack();
+  stack = await startE2eStack();
   auth = internalClient(AuthService, stack.authUrl, stack.internalSecret);
   billing = internalClient(BillingService, stack.billingUrl, stack.internalSecret);
 });

@@ -19,9 +19,18 @@ export interface RunningStack {
   internalSecret: string;
   db: Db;
   stream: EventStream;
+  /** The brokers the stream uses; empty on the Postgres log. */
+  kafkaBrokers: string[];
   generation: RunningGeneration;
   /** Stops taking requests, lets every job in flight finish and be billed, then closes. */
   stop(): Promise<void>;
+}
+
+/** What the start banner says of the event stream: Kafka's brokers, or the Postgres log. */
+export function streamDescription(stack: Pick<RunningStack, "stream" | "kafkaBrokers">): string {
+  return stack.stream.name === "kafka"
+    ? `Kafka at ${stack.kafkaBrokers.join(", ")} (KAFKA_BROKERS)`
+    : "the Postgres log in the database (set KAFKA_BROKERS to use Kafka)";
 }
 
 export interface StackOptions {
@@ -44,7 +53,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
   };
   // One pool serves all four services here, so it gets the share of four processes' worth (20 by default).
   const db = await openDb(stack.databaseUrl, { maxConnections: baseEnv.DATABASE_POOL_MAX ? poolMaxFromEnv(baseEnv) : 20 });
-  const stream = await openEventStream({ db, logger: logger.child({ component: "stream" }), kafkaBrokers: stack.kafkaBrokers });
+  const stream = await openEventStream({ db, logger: logger.child({ component: "stream" }), kafka: stack.kafka });
   const auth = await startAuth(loadAuthConfig(env), { db, logger: logger.child({ service: "auth" }) });
   const billing = await startBilling(loadBillingConfig(env), { db, stream, logger: logger.child({ service: "billing" }) });
   env = { ...env, ORVADO_BILLING_URL: billing.rpc.url, ORVADO_AUTH_URL: auth.rpc.url };
@@ -59,6 +68,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
     internalSecret: secrets.internalSecret,
     db,
     stream,
+    kafkaBrokers: stack.kafka.brokers,
     generation,
     async stop() {
       await edge.stop();

@@ -1,6 +1,6 @@
 // `npm start`: the whole service set with embedded defaults on one machine.
 import { createLogger, stopOnSignal } from "@orvado/core";
-import { startStack } from "./index.ts";
+import { startStack, streamDescription } from "./index.ts";
 
 const logger = createLogger("orvado", process.env.LOG_LEVEL ?? "info");
 const stack = await startStack({ logger });
@@ -11,6 +11,7 @@ const banner = [
   `  Console:                  ${stack.edgeUrl}/console (sign in as the admin; accounts, keys, usage, prices)`,
   `  Cost lookup:              ${stack.edgeUrl}/api/cost/request/<request id>`,
   `  Internal gRPC:            auth ${stack.authUrl}, billing ${stack.billingUrl}, generation ${stack.generationUrl}`,
+  `  Billing events:           ${streamDescription(stack)}`,
   "  Models are served by the SANDBOX renderer until upstream channels are configured.",
   "  Next: npx orvado accounts create --email you@example.com --password '…'   (see README)",
   "  Ctrl-C stops after the jobs in flight finish.",

@@ -1,0 +1,27 @@
+import kafkajs from "kafkajs";
+
+const { Kafka, logLevel } = kafkajs;
+
+/**
+ * True once a broker of the list answers a metadata request (the cluster's
+ * brokers and controller), false if none does within timeoutMs. Used to wait
+ * for a broker that is starting.
+ */
+export async function kafkaBrokerAnswers(brokers: string[], timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  const kafka = new Kafka({ clientId: "orvado-probe", brokers, logLevel: logLevel.NOTHING, connectionTimeout: 1_000, retry: { retries: 0 } });
+  while (Date.now() < deadline) {
+    const admin = kafka.admin();
+    try {
+      await admin.connect();
+      const cluster = await admin.describeCluster();
+      if (cluster.brokers.length > 0 && cluster.controller !== null) return true;
+    } catch {
+      // Not up yet: connection refused, or the broker has not elected its controller.
+    } finally {
+      await admin.disconnect().catch(() => {});
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return false;
+}

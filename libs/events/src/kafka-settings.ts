@@ -1,0 +1,57 @@
+import { z } from "zod";
+import { commaListSchema } from "@orvado/core";
+
+/**
+ * How a service reaches Kafka and what the topics it creates look like
+ * (docs/events.md, "Kafka"). Every service that opens the stream reads the
+ * same variables; only KAFKA_BROKERS is needed.
+ */
+export interface KafkaSettings {
+  /** Empty: no Kafka, the Postgres log is used. */
+  brokers: string[];
+  /**
+   * Put before every topic and consumer-group name, so several Orvado
+   * installations (or test runs) can share one cluster without seeing each
+   * other's events. Empty by default: the topic is `orvado.billing.v1`.
+   */
+  topicPrefix: string;
+  /** Partitions of a topic Orvado creates (the billing topic is keyed by account). */
+  partitions: number;
+  /** Replicas of a topic Orvado creates; -1 takes the broker's default.replication.factor. */
+  replicationFactor: number;
+  /** A group member that sends no heartbeat for this long is dropped and its partitions reassigned. */
+  sessionTimeoutMs: number;
+}
+
+// Kafka's legal topic characters; the prefix also names groups.
+const TOPIC_PREFIX = /^[A-Za-z0-9._-]{0,100}$/;
+
+export const kafkaEnvShape = {
+  KAFKA_BROKERS: commaListSchema,
+  KAFKA_TOPIC_PREFIX: z.string().regex(TOPIC_PREFIX, "letters, digits, '.', '_' and '-' only (at most 100)").default(""),
+  KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(10_000).default(3),
+  KAFKA_TOPIC_REPLICATION: z.coerce
+    .number()
+    .int()
+    .refine((value) => value === -1 || (value >= 1 && value <= 32), "-1 (the broker's default) or 1 to 32")
+    .default(-1),
+  // Kafka's group.min.session.timeout.ms is 6 s and group.max.session.timeout.ms 30 min by default.
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(1_800_000).default(30_000),
+};
+
+const kafkaEnvSchema = z.object(kafkaEnvShape);
+
+export function kafkaSettingsFromEnv(parsed: z.infer<typeof kafkaEnvSchema>): KafkaSettings {
+  return {
+    brokers: parsed.KAFKA_BROKERS,
+    topicPrefix: parsed.KAFKA_TOPIC_PREFIX,
+    partitions: parsed.KAFKA_TOPIC_PARTITIONS,
+    replicationFactor: parsed.KAFKA_TOPIC_REPLICATION,
+    sessionTimeoutMs: parsed.KAFKA_SESSION_TIMEOUT_MS,
+  };
+}
+
+/** The settings with defaults for everything but the brokers (tests, benchmarks). */
+export function kafkaSettings(brokers: string[], overrides: Partial<Omit<KafkaSettings, "brokers">> = {}): KafkaSettings {
+  return { ...kafkaSettingsFromEnv(kafkaEnvSchema.parse({})), brokers, ...overrides };
+}

@@ -1,0 +1,1 @@
+export { BrokerError, DEFAULT_KAFKA_PORT, startLocalBroker, stopLocalBroker, runningBrokerPid, type LocalBroker, type LocalBrokerOptions } from "./broker.ts";
