@@ -45,7 +45,7 @@ export default defineConfig({
         },
       },
       ...(runKafka
-        ? [{ extends: true, test: { name: "kafka", include: [...KAFKA_SUITES, ...KAFKA_ONLY], env: { ORVADO_TEST_STREAM: "kafka" } } }]
+        ? [{ extends: true as const, test: { name: "kafka", include: [...KAFKA_SUITES, ...KAFKA_ONLY], env: { ORVADO_TEST_STREAM: "kafka" } } }]
         : []),
     ],
   },

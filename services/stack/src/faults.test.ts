@@ -4,23 +4,31 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuthService, BillingService } from "@orvado/proto";
 import { internalClient } from "@orvado/rpc";
+import { createLogger } from "@orvado/core";
 import { openDb, type Db } from "@orvado/db";
+import { BILLING_TOPIC, kafkaSettings, openEventStream, type EventStream } from "@orvado/events";
 import { openImageStore, type ImageStore } from "@orvado/generation";
-import { freshDatabase, type FreshDatabase } from "@orvado/testkit";
-import { ProcessStack, SERVICE_NAMES, type ServiceName } from "./process-stack.ts";
+import { startLocalBroker, type LocalBroker, type LocalBrokerOptions } from "@orvado/kafka-local";
+import { freshDatabase, testRunsOnKafka, type FreshDatabase } from "@orvado/testkit";
+import { ProcessStack, SERVICE_NAMES, freePort, type ServiceName } from "./process-stack.ts";
 
 // Issue E §4: while jobs run, kill -9 each service process (and cut every
 // PostgreSQL connection) at random moments, restart it, let the sweepers run,
 // then check the money invariants. `npm run test:faults` runs 500 jobs; `npm
 // test` runs FAULT_JOBS (default 60) so CI exercises it on every push.
+// In the "kafka" test project the services publish and consume on a Kafka
+// broker of this test's own, which is killed (-9) and restarted on its store too.
 
 const JOBS = Number(process.env.FAULT_JOBS ?? 60);
 const CONCURRENCY = Number(process.env.FAULT_CONCURRENCY ?? 16);
 const SEED = Number(process.env.FAULT_SEED ?? Date.now() % 100_000);
 const TOP_UP_MICROS = 1_000n * 1_000_000n;
 const SETTLE_TIMEOUT_MS = 120_000;
-type Target = ServiceName | "postgres";
-const TARGETS: Target[] = [...SERVICE_NAMES, "postgres"];
+const ON_KAFKA = testRunsOnKafka();
+const STREAM = ON_KAFKA ? "Kafka" : "the Postgres log";
+type Target = ServiceName | "postgres" | "kafka";
+const TARGETS: Target[] = [...SERVICE_NAMES, "postgres", ...(ON_KAFKA ? (["kafka"] as const) : [])];
+const LEDGER_GROUP = "billing-ledger";
 
 /** mulberry32: seeded, so a failing run can be replayed with FAULT_SEED. */
 function seeded(seed: number): () => number {
@@ -50,6 +58,10 @@ let db: Db;
 let stack: ProcessStack;
 let dataDir: string;
 let apiKey: string;
+/** On Kafka: the broker, how to start it again on the same store, and a client for checking the group's lag. */
+let broker: LocalBroker | undefined;
+let brokerOptions: LocalBrokerOptions;
+let checkStream: EventStream | undefined;
 let accountId: string;
 const warnings: string[] = [];
 /** What the chaos did when, for the failure message. */
@@ -59,10 +71,12 @@ const startedAt = Date.now();
 beforeAll(async () => {
   database = await freshDatabase(process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
   dataDir = mkdtempSync(join(tmpdir(), "orvado-faults-"));
+  const kafkaEnv = ON_KAFKA ? await startOwnBroker() : {};
   stack = await ProcessStack.start({
     databaseUrl: database.url,
     dataDir,
     env: {
+      ...kafkaEnv,
       // Short enough that the sweepers finish inside the test, longer than a job (the rule of ARCHITECTURE.md).
       GENERATION_JOB_TIMEOUT_MS: "5000",
       BILLING_HOLD_TTL_MS: "8000",
@@ -76,6 +90,7 @@ beforeAll(async () => {
     },
   });
   db = await openDb(database.url);
+  if (broker) checkStream = await openEventStream({ db, logger: createLogger("faults", "silent"), kafka: kafkaSettings([broker.address]), clientId: "faults-check" });
   const auth = internalClient(AuthService, stack.url("auth"), stack.secret);
   const billing = internalClient(BillingService, stack.url("billing"), stack.secret);
   const { account } = await auth.createAccount({ email: "faults@example.test", password: "fault-password-1", role: 1 });
@@ -86,10 +101,26 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stack?.stop();
+  await checkStream?.close();
+  await broker?.stop();
   await db?.close();
   await database?.drop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
+
+/** A broker on free ports with its store in the test's data dir; the services' Kafka settings. */
+async function startOwnBroker(): Promise<NodeJS.ProcessEnv> {
+  brokerOptions = { dataDir: join(dataDir, "kafka"), port: await freePort(), controllerPort: await freePort(), heapMb: 512 };
+  broker = await startLocalBroker(brokerOptions);
+  // A member that died with its process gives up its partitions after 6 s, Kafka's shortest session.
+  return { KAFKA_BROKERS: broker.address, KAFKA_SESSION_TIMEOUT_MS: "6000" };
+}
+
+/** kill -9 the broker, then start it again on the same store (topics, offsets and groups survive). */
+async function restartBroker(): Promise<void> {
+  await broker!.kill();
+  broker = await startLocalBroker(brokerOptions);
+}
 
 /** One client request; a dead edge or a cut connection is an outcome, not an error. */
 async function sendJob(index: number): Promise<ClientOutcome> {
@@ -149,6 +180,7 @@ async function chaos(done: () => boolean): Promise<Record<Target, number>> {
       kills[target] += 1;
       timeline.push(`${Date.now()} ms: ${target} killed`);
       if (target === "postgres") await cutPostgresConnections();
+      else if (target === "kafka") await restartBroker();
       else await stack.restart(target);
       timeline.push(`${Date.now()} ms: ${target} back`);
     }
@@ -156,23 +188,37 @@ async function chaos(done: () => boolean): Promise<Record<Target, number>> {
   return kills;
 }
 
+/** How far billing's group is behind the end of the billing topic (0 or 1 on Kafka: caught up or not). */
+async function ledgerLag(): Promise<bigint> {
+  if (checkStream) {
+    return checkStream.waitForGroup(BILLING_TOPIC, LEDGER_GROUP, { timeoutMs: 0 }).then(
+      () => 0n,
+      () => 1n,
+    );
+  }
+  const { rows } = await db.query<{ lag: bigint }>(
+    `SELECT (SELECT coalesce(max("offset"), 0) FROM stream.messages WHERE topic = $1)
+              - (SELECT coalesce(max(committed_offset), 0) FROM stream.consumer_offsets WHERE "group" = $2) AS lag`,
+    [BILLING_TOPIC, LEDGER_GROUP],
+  );
+  return BigInt(rows[0]!.lag);
+}
+
 async function untilSettled(): Promise<void> {
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
   for (;;) {
-    const open = await db.query<{ holds: bigint; running: bigint; unsent: bigint; lag: bigint }>(`
+    const open = await db.query<{ holds: bigint; running: bigint; unsent: bigint }>(`
       SELECT (SELECT count(*) FROM billing.cost_records WHERE settled_by IS NULL) AS holds,
              (SELECT count(*) FROM generation.jobs WHERE status = 'running') AS running,
-             (SELECT count(*) FROM generation.outbox WHERE sent_at IS NULL) + (SELECT count(*) FROM billing.outbox WHERE sent_at IS NULL) AS unsent,
-             (SELECT coalesce(max("offset"), 0) FROM stream.messages WHERE topic = 'orvado.billing.v1')
-               - (SELECT coalesce(max(committed_offset), 0) FROM stream.consumer_offsets WHERE "group" = 'billing-ledger') AS lag`);
-    const row = open.rows[0]!;
+             (SELECT count(*) FROM generation.outbox WHERE sent_at IS NULL) + (SELECT count(*) FROM billing.outbox WHERE sent_at IS NULL) AS unsent`);
+    const row = { ...open.rows[0]!, lag: await ledgerLag() };
     if (row.holds === 0n && row.running === 0n && row.unsent === 0n && row.lag === 0n) return;
     if (Date.now() > deadline) throw new Error(`not settled after ${SETTLE_TIMEOUT_MS} ms: ${JSON.stringify(row, (_, v) => (typeof v === "bigint" ? Number(v) : v))}`);
     await sleep(500);
   }
 }
 
-describe(`fault injection: ${JOBS} jobs while services are killed (seed ${SEED})`, () => {
+describe(`fault injection on ${STREAM}: ${JOBS} jobs while services${ON_KAFKA ? " and the broker" : ""} are killed (seed ${SEED})`, () => {
   it("charges every request exactly once with a stored image, or not at all", async () => {
     let finished = false;
     const [outcomes, kills] = await Promise.all([runJobs().finally(() => (finished = true)), chaos(() => finished)]);
@@ -251,7 +297,7 @@ describe(`fault injection: ${JOBS} jobs while services are killed (seed ${SEED})
   });
 });
 
-describe("what a client is told when a service dies", () => {
+describe(`what a client is told when a service dies (on ${STREAM})`, () => {
   const generate = (prompt: string) =>
     fetch(`${stack.url("edge")}/v1/images/generations`, {
       method: "POST",
