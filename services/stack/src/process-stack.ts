@@ -63,9 +63,18 @@ export interface ProcessStackOptions {
   onLog?: (service: ServiceName, line: string) => void;
 }
 
+/** The variable each service takes its listening port from. */
+const PORT_VARIABLE: Record<ServiceName, string> = { auth: "AUTH_PORT", billing: "BILLING_PORT", generation: "GENERATION_PORT", edge: "PORT" };
+
+/**
+ * A process of the stack: a service's name for its first process, or
+ * `<service>#<n>` for a further replica (same environment, its own port).
+ */
+export type ProcessName = ServiceName | `${ServiceName}#${number}`;
+
 export class ProcessStack {
   readonly ports: Record<ServiceName, number>;
-  readonly #running = new Map<ServiceName, Running>();
+  readonly #running = new Map<ProcessName, Running>();
   readonly #env: NodeJS.ProcessEnv;
 
   private constructor(
@@ -124,27 +133,42 @@ export class ProcessStack {
     return Object.fromEntries([...this.#running].map(([name, running]) => [name, running.child.pid!]));
   }
 
-  isRunning(name: ServiceName): boolean {
+  isRunning(name: ProcessName): boolean {
     return this.#running.has(name);
   }
 
   /** Starts one service and resolves when it logs that it is listening. */
   async startService(name: ServiceName): Promise<void> {
-    if (this.#running.has(name)) throw new Error(`${name} is already running`);
+    await this.#spawn(name, name, this.#env);
+  }
+
+  /**
+   * Starts a further process of a service (replica n ≥ 2) on a port of its own,
+   * with the same environment: for example a second billing process in the
+   * ledger's consumer group. Other services keep calling the first process.
+   */
+  async startReplica(name: ServiceName, n: number): Promise<ProcessName> {
+    const processName: ProcessName = `${name}#${n}`;
+    await this.#spawn(processName, name, { ...this.#env, [PORT_VARIABLE[name]]: String(await freePort()) });
+    return processName;
+  }
+
+  async #spawn(processName: ProcessName, name: ServiceName, env: NodeJS.ProcessEnv): Promise<void> {
+    if (this.#running.has(processName)) throw new Error(`${processName} is already running`);
     const child = spawn(process.execPath, ["--enable-source-maps", bundlePath(name)], {
       cwd: ROOT,
-      env: this.#env,
+      env,
       stdio: ["ignore", "pipe", "pipe"],
     });
     const exited = once(child, "exit").then(() => {
-      if (this.#running.get(name)?.child === child) this.#running.delete(name);
+      if (this.#running.get(processName)?.child === child) this.#running.delete(processName);
     });
-    this.#running.set(name, { child, exited });
+    this.#running.set(processName, { child, exited });
     await this.#ready(name, child);
   }
 
   /** kill -9: no shutdown hooks, no draining, connections cut mid-flight. */
-  async kill(name: ServiceName): Promise<void> {
+  async kill(name: ProcessName): Promise<void> {
     const running = this.#running.get(name);
     if (!running) return;
     running.child.kill("SIGKILL");
@@ -156,9 +180,10 @@ export class ProcessStack {
     await this.startService(name);
   }
 
-  /** SIGTERM everything (graceful), edge first so no new work arrives. */
+  /** SIGTERM everything (graceful), edge first so no new work arrives; replicas before their first process. */
   async stop(): Promise<void> {
-    for (const name of [...SERVICE_NAMES].reverse()) {
+    const order = (name: ProcessName) => SERVICE_NAMES.indexOf(name.split("#")[0] as ServiceName) * 2 + (name.includes("#") ? 1 : 0);
+    for (const name of [...this.#running.keys()].sort((a, b) => order(b) - order(a))) {
       const running = this.#running.get(name);
       if (!running) continue;
       running.child.kill("SIGTERM");
