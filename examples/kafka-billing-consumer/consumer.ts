@@ -3,7 +3,8 @@
 //   KAFKA_BROKERS=broker:9092 node --import tsx examples/kafka-billing-consumer/consumer.ts [--from-beginning]
 //
 // It prints each event as one JSON line and, every 10 s, the charged USD per
-// account. Use your own group id: never "billing-ledger", which is billing's.
+// account. Use your own group id (GROUP_ID): never "billing-ledger", which is
+// billing's. KAFKA_TOPIC_PREFIX must match Orvado's when it sets one.
 import { Kafka, logLevel } from "kafkajs";
 import { microsToUsd } from "@orvado/core";
 import { BILLING_TOPIC } from "@orvado/events";
@@ -16,11 +17,11 @@ if (brokers.length === 0) {
 }
 
 const kafka = new Kafka({ clientId: "orvado-example-analyst", brokers, logLevel: logLevel.WARN });
-const consumer = kafka.consumer({ groupId: process.env.GROUP_ID ?? "orvado-example-analyst" });
+const consumer = kafka.consumer({ groupId: `${process.env.KAFKA_TOPIC_PREFIX ?? ""}${process.env.GROUP_ID ?? "orvado-example-analyst"}` });
 const spend = new SpendByAccount();
 
 await consumer.connect();
-await consumer.subscribe({ topic: BILLING_TOPIC, fromBeginning: process.argv.includes("--from-beginning") });
+await consumer.subscribe({ topic: `${process.env.KAFKA_TOPIC_PREFIX ?? ""}${BILLING_TOPIC}`, fromBeginning: process.argv.includes("--from-beginning") });
 await consumer.run({
   async eachMessage({ message, partition }) {
     if (!message.value) return;
