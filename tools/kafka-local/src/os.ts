@@ -4,8 +4,12 @@ import { createServer } from "node:net";
 
 export async function canListen(port: number): Promise<boolean> {
   const server = createServer();
-  server.listen(port, "127.0.0.1");
-  const ok = await Promise.race([once(server, "listening").then(() => true), once(server, "error").then(() => false)]);
+  // Not events.once: it rejects on "error", which here is an answer (the port is taken).
+  const ok = await new Promise<boolean>((resolve) => {
+    server.once("listening", () => resolve(true));
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1");
+  });
   if (ok) {
     server.close();
     await once(server, "close");
