@@ -37,6 +37,8 @@ export interface GenerationConfig {
   orphanSweepIntervalMs: number;
   /** Added to the job time limit before a 'running' job counts as lost. */
   orphanGraceMs: number;
+  /** Jobs one account may run at once unless auth gives it a limit of its own; 0 = no limit (account-admission.ts). */
+  accountMaxConcurrentJobs: number;
 }
 
 const schema = z.object({
@@ -57,6 +59,7 @@ const schema = z.object({
   GENERATION_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   GENERATION_ORPHAN_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   GENERATION_ORPHAN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+  GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS: z.coerce.number().int().min(0).max(100_000).default(32),
   GENERATION_MAX_UPSTREAM_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(50 * 1024 * 1024),
 }).superRefine(checkStorageEnv);
 
@@ -84,5 +87,6 @@ export function loadGenerationConfig(env: NodeJS.ProcessEnv = process.env): Gene
     maxUpstreamBytes: parsed.GENERATION_MAX_UPSTREAM_BYTES,
     orphanSweepIntervalMs: parsed.GENERATION_ORPHAN_SWEEP_INTERVAL_MS,
     orphanGraceMs: parsed.GENERATION_ORPHAN_GRACE_MS,
+    accountMaxConcurrentJobs: parsed.GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS,
   };
 }

@@ -27,7 +27,7 @@ const Playground = z.strictObject({
 export function playgroundRoutes(api: FastifyInstance, { generation, billing, auth, publicUrl }: ConsoleApiDeps) {
   api.post("/playground", async (request, reply) => {
     const body = parseInput(Playground, request.body);
-    const accountId = sessionOf(request).account.accountId;
+    const { accountId, limits } = sessionOf(request).account;
     // request.id is a fresh request id (the app's genReqId), as on the images route.
     const answer = await generation.createImage({
       requestId: request.id,
@@ -40,6 +40,8 @@ export function playgroundRoutes(api: FastifyInstance, { generation, billing, au
       ...(body.quality != null && { quality: body.quality }),
       ...(body.n != null && { n: body.n }),
       responseFormat: ResponseFormat.URL,
+      // The account's own limits apply to the playground as to its keys.
+      limits: { accountMaxConcurrentJobs: limits?.maxConcurrentJobs, accountRequestsPerMinute: limits?.requestsPerMinute },
     });
     if (answer.result.case !== "images") {
       if (!answer.result.value) throw refuse(ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");
