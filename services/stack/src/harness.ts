@@ -11,12 +11,16 @@ export const TEST_ADMIN = { email: "admin@example.test", password: "admin-passwo
 
 export interface TestStack extends RunningStack {
   dataDir: string;
+  databaseUrl: string;
   close(): Promise<void>;
 }
 
-/** The whole set on ephemeral loopback ports, a fresh database and a temporary data dir. */
-export async function startTestStack(extraEnv: NodeJS.ProcessEnv = {}, options: { logger?: Logger } = {}): Promise<TestStack> {
-  const database = await freshDatabase();
+/**
+ * The whole set on ephemeral loopback ports, a fresh database and a temporary data dir.
+ * With `databaseUrl` it joins that database instead (a second replica of every service); close() leaves it.
+ */
+export async function startTestStack(extraEnv: NodeJS.ProcessEnv = {}, options: { logger?: Logger; databaseUrl?: string } = {}): Promise<TestStack> {
+  const database = options.databaseUrl ? { url: options.databaseUrl, drop: async () => {} } : await freshDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), "orvado-test-"));
   const stack = await startStack({
     env: {
@@ -37,6 +41,7 @@ export async function startTestStack(extraEnv: NodeJS.ProcessEnv = {}, options: 
   return {
     ...stack,
     dataDir,
+    databaseUrl: database.url,
     async close() {
       await stack.stop();
       await database.drop();

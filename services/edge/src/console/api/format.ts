@@ -9,7 +9,12 @@ export const iso = (unixMs: bigint | undefined) => (unixMs === undefined ? null 
 export const roleName = (role: Role) => (role === Role.ADMIN ? "admin" : "user");
 
 export function accountJson(account: Account) {
-  return { id: account.accountId, email: account.email, role: roleName(account.role), disabled: account.disabled };
+  return { id: account.accountId, email: account.email, role: roleName(account.role), disabled: account.disabled, limits: limitsJson(account) };
+}
+
+/** maxConcurrentJobs null: the service's default applies; requestsPerMinute null: no limit. */
+export function limitsJson(account: Account) {
+  return { maxConcurrentJobs: account.limits?.maxConcurrentJobs ?? null, requestsPerMinute: account.limits?.requestsPerMinute ?? null };
 }
 
 export function balanceJson(balance: Balance | undefined) {
