@@ -35,6 +35,8 @@ const STATUS: Record<ErrorCode, number> = {
   [ErrorCode.TOO_MANY_ATTEMPTS]: 429,
   [ErrorCode.SERVICE_UNAVAILABLE]: 503,
   [ErrorCode.JOB_OUTCOME_UNKNOWN]: 502,
+  [ErrorCode.CONCURRENT_JOB_LIMIT]: 429,
+  [ErrorCode.RATE_LIMIT_EXCEEDED]: 429,
 };
 
 export function httpStatusFor(code: ErrorCode): number {

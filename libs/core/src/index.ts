@@ -6,3 +6,5 @@ export * from "./log.ts";
 export * from "./process.ts";
 export * from "./tiers.ts";
 export * from "./shared-calls.ts";
+export * from "./settings-that-must-agree.ts";
+export * from "./playground-key.ts";

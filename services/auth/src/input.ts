@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@orvado/rpc";
-import { Role, type CreateAccountRequest, type CreateKeyRequest } from "@orvado/proto";
+import { Role, type AccountLimits, type CreateAccountRequest, type CreateKeyRequest } from "@orvado/proto";
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "./passwords.ts";
 
 // Checks on what callers send. Bad input is the caller's bug, not an expected
@@ -47,6 +47,25 @@ export interface KeyInput {
   limitMicros: bigint | null;
   expiresAt: Date | null;
   models: string[];
+  requestsPerMinute: number | null;
+}
+
+/** The ranges auth.accounts and auth.api_keys accept (migrations/003_account_limits.sql). */
+export const MAX_CONCURRENT_JOBS_LIMIT = 100_000;
+export const MAX_REQUESTS_PER_MINUTE = 1_000_000;
+
+function requestsPerMinute(value: number | undefined, field: string): number | null {
+  if (value === undefined) return null;
+  if (value < 1 || value > MAX_REQUESTS_PER_MINUTE) throw invalid(`${field} must be from 1 to ${MAX_REQUESTS_PER_MINUTE} (leave it unset for no limit)`);
+  return value;
+}
+
+export function accountLimitsInput(limits: AccountLimits | undefined) {
+  const max = limits?.maxConcurrentJobs;
+  if (max !== undefined && max > MAX_CONCURRENT_JOBS_LIMIT) {
+    throw invalid(`max_concurrent_jobs must be from 0 (no limit) to ${MAX_CONCURRENT_JOBS_LIMIT}`);
+  }
+  return { maxConcurrentJobs: max ?? null, requestsPerMinute: requestsPerMinute(limits?.requestsPerMinute, "requests_per_minute") };
 }
 
 export function keyInput(req: CreateKeyRequest, nowMs: number): KeyInput {
@@ -66,5 +85,12 @@ export function keyInput(req: CreateKeyRequest, nowMs: number): KeyInput {
     if (model === "") throw invalid("models must not contain an empty id");
     if (model.length > MAX_MODEL_ID_LENGTH) throw invalid(`model ids must be at most ${MAX_MODEL_ID_LENGTH} characters`);
   }
-  return { accountId: req.accountId, name, limitMicros: req.limitMicros ?? null, expiresAt, models };
+  return {
+    accountId: req.accountId,
+    name,
+    limitMicros: req.limitMicros ?? null,
+    expiresAt,
+    models,
+    requestsPerMinute: requestsPerMinute(req.requestsPerMinute, "requests_per_minute"),
+  };
 }

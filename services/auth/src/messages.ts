@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { AccountSchema, ApiKeySchema } from "@orvado/proto";
+import type { AccountLimitsSchema, AccountSchema, ApiKeySchema } from "@orvado/proto";
 import { roleValue, type AccountRow, type KeyRow } from "./store.ts";
 
 // Rows of the auth schema as proto messages.
@@ -13,6 +13,15 @@ export function accountMessage(row: AccountRow): MessageInitShape<typeof Account
     role: roleValue(row.role),
     disabled: row.disabled,
     createdAtUnixMs: toUnixMs(row.created_at),
+    limits: accountLimitsMessage(row),
+  };
+}
+
+/** NULL columns stay unset: the default concurrency, no rate limit. */
+export function accountLimitsMessage(row: Pick<AccountRow, "max_concurrent_jobs" | "requests_per_minute">): MessageInitShape<typeof AccountLimitsSchema> {
+  return {
+    ...(row.max_concurrent_jobs !== null && { maxConcurrentJobs: row.max_concurrent_jobs }),
+    ...(row.requests_per_minute !== null && { requestsPerMinute: row.requests_per_minute }),
   };
 }
 
@@ -28,5 +37,6 @@ export function keyMessage(row: KeyRow): MessageInitShape<typeof ApiKeySchema> {
     prefix: row.prefix,
     ...(row.revoked_at !== null && { revokedAtUnixMs: toUnixMs(row.revoked_at) }),
     ...(row.last_used_at !== null && { lastUsedAtUnixMs: toUnixMs(row.last_used_at) }),
+    ...(row.requests_per_minute !== null && { requestsPerMinute: row.requests_per_minute }),
   };
 }

@@ -2,7 +2,7 @@ import type { Db, Queryable } from "@orvado/db";
 import { newId, type Logger } from "@orvado/core";
 import { Code, ConnectError, type RpcServerOptions } from "@orvado/rpc";
 import { AuthService } from "@orvado/proto";
-import { accountInput, keyInput } from "./input.ts";
+import { accountInput, accountLimitsInput, keyInput } from "./input.ts";
 import { accountMessage, keyMessage } from "./messages.ts";
 import { ConsoleSessions, DEFAULT_SESSION_POLICY, type SessionPolicy } from "./sessions.ts";
 import { DEFAULT_SIGN_IN_LIMITS, type SignInLimitPolicy } from "./sign-in-limit.ts";
@@ -17,6 +17,7 @@ import {
   revokeKey,
   roleText,
   setAccountDisabled,
+  setAccountLimits,
   type AccountRow,
 } from "./store.ts";
 import { KeyVerifier, type KeyVerifierOptions } from "./verify.ts";
@@ -104,6 +105,13 @@ export function authRoutes(deps: AuthServiceDeps): RpcServerOptions["routes"] {
         const row = req.accountId === "" ? null : await setAccountDisabled(db, req.accountId, req.disabled);
         if (row && req.disabled) await sessions.endAll(row.account_id);
         if (row) logger.info({ accountId: row.account_id, disabled: row.disabled }, "account disabled flag set");
+        return accountOrNotFound(row, req.accountId);
+      },
+
+      async setAccountLimits(req) {
+        const limits = accountLimitsInput(req.limits);
+        const row = req.accountId === "" ? null : await setAccountLimits(db, req.accountId, limits);
+        if (row) logger.info({ accountId: row.account_id, ...limits }, "account limits set");
         return accountOrNotFound(row, req.accountId);
       },
 

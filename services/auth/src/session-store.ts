@@ -29,7 +29,7 @@ export async function insertSession(
 export async function findSession(q: Queryable, tokenHash: string): Promise<SessionWithAccount | null> {
   const result = await q.query<SessionRow & AccountRow>(
     `SELECT s.token_hash, s.account_id, s.last_seen_at, s.expires_at,
-            a.email, a.role, a.disabled, a.created_at
+            a.email, a.role, a.disabled, a.created_at, a.max_concurrent_jobs, a.requests_per_minute
        FROM auth.sessions s JOIN auth.accounts a ON a.account_id = s.account_id
       WHERE s.token_hash = $1`,
     [tokenHash],
@@ -41,7 +41,15 @@ export async function findSession(q: Queryable, tokenHash: string): Promise<Sess
     account_id: row.account_id,
     last_seen_at: row.last_seen_at,
     expires_at: row.expires_at,
-    account: { account_id: row.account_id, email: row.email, role: row.role, disabled: row.disabled, created_at: row.created_at },
+    account: {
+      account_id: row.account_id,
+      email: row.email,
+      role: row.role,
+      disabled: row.disabled,
+      created_at: row.created_at,
+      max_concurrent_jobs: row.max_concurrent_jobs,
+      requests_per_minute: row.requests_per_minute,
+    },
   };
 }
 

@@ -10,6 +10,10 @@ export interface AccountRow {
   role: "user" | "admin";
   disabled: boolean;
   created_at: Date;
+  /** NULL: the generation service's default; 0: no limit. */
+  max_concurrent_jobs: number | null;
+  /** NULL: no limit. */
+  requests_per_minute: number | null;
 }
 
 export interface KeyRow {
@@ -23,6 +27,7 @@ export interface KeyRow {
   created_at: Date;
   revoked_at: Date | null;
   last_used_at: Date | null;
+  requests_per_minute: number | null;
 }
 
 export interface KeyForVerify {
@@ -34,10 +39,13 @@ export interface KeyForVerify {
   models: string[];
   revoked_at: Date | null;
   account_disabled: boolean;
+  requests_per_minute: number | null;
+  account_max_concurrent_jobs: number | null;
+  account_requests_per_minute: number | null;
 }
 
-const ACCOUNT_COLUMNS = "account_id, email, role, disabled, created_at";
-const KEY_COLUMNS = "key_id, account_id, name, prefix, limit_micros, expires_at, models, created_at, revoked_at, last_used_at";
+const ACCOUNT_COLUMNS = "account_id, email, role, disabled, created_at, max_concurrent_jobs, requests_per_minute";
+const KEY_COLUMNS = "key_id, account_id, name, prefix, limit_micros, expires_at, models, created_at, revoked_at, last_used_at, requests_per_minute";
 
 export const roleText = (role: Role.USER | Role.ADMIN) => (role === Role.ADMIN ? "admin" : "user");
 export const roleValue = (text: AccountRow["role"]) => (text === "admin" ? Role.ADMIN : Role.USER);
@@ -78,12 +86,13 @@ export async function insertKey(
     limitMicros: bigint | null;
     expiresAt: Date | null;
     models: string[];
+    requestsPerMinute: number | null;
   },
 ): Promise<KeyRow> {
   // bigint and Date go over as text so node-postgres and PGlite serialise them alike.
   const result = await q.query<KeyRow>(
-    `INSERT INTO auth.api_keys (key_id, account_id, name, secret_hash, prefix, limit_micros, expires_at, models)
-     VALUES ($1, $2, $3, $4, $5, $6::bigint, $7::timestamptz, $8::text[]) RETURNING ${KEY_COLUMNS}`,
+    `INSERT INTO auth.api_keys (key_id, account_id, name, secret_hash, prefix, limit_micros, expires_at, models, requests_per_minute)
+     VALUES ($1, $2, $3, $4, $5, $6::bigint, $7::timestamptz, $8::text[], $9::int) RETURNING ${KEY_COLUMNS}`,
     [
       key.keyId,
       key.accountId,
@@ -93,6 +102,7 @@ export async function insertKey(
       key.limitMicros === null ? null : key.limitMicros.toString(),
       key.expiresAt === null ? null : key.expiresAt.toISOString(),
       key.models,
+      key.requestsPerMinute,
     ],
   );
   const row = result.rows[0];
@@ -104,7 +114,8 @@ export async function insertKey(
 // per key in use), so it is prepared: parsed and planned once per connection.
 const KEY_BY_HASH = prepareStatement(
   `SELECT k.key_id, k.account_id, k.secret_hash, k.limit_micros, k.expires_at, k.models, k.revoked_at,
-          a.disabled AS account_disabled
+          k.requests_per_minute, a.disabled AS account_disabled,
+          a.max_concurrent_jobs AS account_max_concurrent_jobs, a.requests_per_minute AS account_requests_per_minute
      FROM auth.api_keys k JOIN auth.accounts a ON a.account_id = k.account_id
     WHERE k.secret_hash = $1`,
 );
@@ -155,6 +166,19 @@ export async function setAccountDisabled(q: Queryable, accountId: string, disabl
   const result = await q.query<AccountRow>(
     `UPDATE auth.accounts SET disabled = $2 WHERE account_id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
     [accountId, disabled],
+  );
+  return result.rows[0] ?? null;
+}
+
+/** Replaces both limits of the account; null when there is no such account. */
+export async function setAccountLimits(
+  q: Queryable,
+  accountId: string,
+  limits: { maxConcurrentJobs: number | null; requestsPerMinute: number | null },
+): Promise<AccountRow | null> {
+  const result = await q.query<AccountRow>(
+    `UPDATE auth.accounts SET max_concurrent_jobs = $2::int, requests_per_minute = $3::int WHERE account_id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
+    [accountId, limits.maxConcurrentJobs, limits.requestsPerMinute],
   );
   return result.rows[0] ?? null;
 }

@@ -4,6 +4,7 @@ import { ErrorCode, type VerifyKeyResponseSchema } from "@orvado/proto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { hasKeyShape, hashKeySecret, sameKeyHash } from "./keys.ts";
 import { findKeyByHash, touchKey } from "./store.ts";
+import { accountLimitsMessage } from "./messages.ts";
 
 type VerifyResult = MessageInitShape<typeof VerifyKeyResponseSchema>;
 
@@ -65,6 +66,8 @@ export class KeyVerifier {
           accountId: key.account_id,
           ...(key.limit_micros !== null && { limitMicros: key.limit_micros }),
           models: key.models,
+          ...(key.requests_per_minute !== null && { requestsPerMinute: key.requests_per_minute }),
+          accountLimits: accountLimitsMessage({ max_concurrent_jobs: key.account_max_concurrent_jobs, requests_per_minute: key.account_requests_per_minute }),
         },
       },
     };

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseEnv, portSchema } from "@orvado/core";
+import { TIMING_DEFAULTS, checkSettingsAgree, parseEnv, portSchema, timingsFrom } from "@orvado/core";
 import { kafkaEnvShape, kafkaSettingsFromEnv, type KafkaSettings } from "@orvado/events";
 
 export interface BillingConfig {
@@ -20,13 +20,15 @@ const schema = z.object({
   ORVADO_INTERNAL_SECRET: z.string().min(16, "must be at least 16 characters"),
   DATABASE_URL: z.string().default("./data/pglite"),
   ORVADO_PRICES_FILE: z.string().default("./config/prices.json"),
-  BILLING_HOLD_TTL_MS: z.coerce.number().int().min(1000).default(15 * 60_000),
-  BILLING_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
+  BILLING_HOLD_TTL_MS: z.coerce.number().int().min(1000).default(TIMING_DEFAULTS.BILLING_HOLD_TTL_MS),
+  BILLING_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(TIMING_DEFAULTS.BILLING_SWEEP_INTERVAL_MS),
   ...kafkaEnvShape,
 });
 
 export function loadBillingConfig(env: NodeJS.ProcessEnv = process.env): BillingConfig {
   const parsed = parseEnv(schema, env);
+  // The hold against the job limit and the sweepers (settings-that-must-agree.ts in @orvado/core).
+  checkSettingsAgree(timingsFrom({ BILLING_HOLD_TTL_MS: parsed.BILLING_HOLD_TTL_MS, BILLING_SWEEP_INTERVAL_MS: parsed.BILLING_SWEEP_INTERVAL_MS }, env));
   return {
     host: parsed.BILLING_HOST,
     port: parsed.BILLING_PORT,

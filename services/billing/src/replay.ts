@@ -1,4 +1,5 @@
 import type { Queryable } from "@orvado/db";
+import { spendKeyOf } from "@orvado/core";
 import type { EntryKind } from "./ledger.ts";
 import { emptyFold, foldEntry } from "./ledger-fold.ts";
 
@@ -74,8 +75,9 @@ export async function replayLedger(q: Queryable): Promise<ReplayReport> {
       add(accounts, entry.account_id, "held_micros", effect.heldDelta);
       if (entry.kind === "top_up" || entry.kind === "adjustment") continue;
       if (entry.key_id !== null) {
-        add(keys, entry.key_id, "captured_micros", entry.kind === "capture" ? entry.amount_micros : 0n);
-        add(keys, entry.key_id, "held_micros", effect.heldDelta);
+        const keyId = spendKeyOf(entry.account_id, entry.key_id);
+        add(keys, keyId, "captured_micros", entry.kind === "capture" ? entry.amount_micros : 0n);
+        add(keys, keyId, "held_micros", effect.heldDelta);
       }
       const field = { reserve: "reserved_micros", capture: "captured_micros", release: "released_micros" }[entry.kind];
       add(requests, entry.request_id, field, entry.amount_micros);

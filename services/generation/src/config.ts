@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { flagSchema, parseEnv, portSchema } from "@orvado/core";
+import { TIMING_DEFAULTS, checkSettingsAgree, flagSchema, parseEnv, portSchema, timingsFrom } from "@orvado/core";
 import { kafkaEnvShape, kafkaSettingsFromEnv, type KafkaSettings } from "@orvado/events";
 import { checkStorageEnv, storageConfigFrom, storageEnvShape, type StorageConfig } from "./storage/config.ts";
 
@@ -38,6 +38,8 @@ export interface GenerationConfig {
   orphanSweepIntervalMs: number;
   /** Added to the job time limit before a 'running' job counts as lost. */
   orphanGraceMs: number;
+  /** Jobs one account may run at once unless auth gives it a limit of its own; 0 = no limit (account-admission.ts). */
+  accountMaxConcurrentJobs: number;
 }
 
 const schema = z.object({
@@ -50,19 +52,31 @@ const schema = z.object({
   ORVADO_URL_SIGNING_SECRET: z.string().min(16, "must be at least 16 characters"),
   ...storageEnvShape,
   GENERATION_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(86_400),
-  GENERATION_JOB_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(600_000),
+  GENERATION_JOB_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(TIMING_DEFAULTS.GENERATION_JOB_TIMEOUT_MS),
   GENERATION_MAX_IMAGES: z.coerce.number().int().min(1).max(10).default(4),
   ...kafkaEnvShape,
   GENERATION_ALLOW_PRIVATE_UPSTREAMS: flagSchema,
   GENERATION_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
   GENERATION_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
-  GENERATION_ORPHAN_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
-  GENERATION_ORPHAN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+  GENERATION_ORPHAN_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(TIMING_DEFAULTS.GENERATION_ORPHAN_SWEEP_INTERVAL_MS),
+  GENERATION_ORPHAN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(TIMING_DEFAULTS.GENERATION_ORPHAN_GRACE_MS),
+  GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS: z.coerce.number().int().min(0).max(100_000).default(32),
   GENERATION_MAX_UPSTREAM_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(50 * 1024 * 1024),
 }).superRefine(checkStorageEnv);
 
 export function loadGenerationConfig(env: NodeJS.ProcessEnv = process.env): GenerationConfig {
   const parsed = parseEnv(schema, env);
+  // The job limit and the orphan sweeper against billing's hold (settings-that-must-agree.ts in @orvado/core).
+  checkSettingsAgree(
+    timingsFrom(
+      {
+        GENERATION_JOB_TIMEOUT_MS: parsed.GENERATION_JOB_TIMEOUT_MS,
+        GENERATION_ORPHAN_GRACE_MS: parsed.GENERATION_ORPHAN_GRACE_MS,
+        GENERATION_ORPHAN_SWEEP_INTERVAL_MS: parsed.GENERATION_ORPHAN_SWEEP_INTERVAL_MS,
+      },
+      env,
+    ),
+  );
   return {
     host: parsed.GENERATION_HOST,
     port: parsed.GENERATION_PORT,
@@ -85,5 +99,6 @@ export function loadGenerationConfig(env: NodeJS.ProcessEnv = process.env): Gene
     maxUpstreamBytes: parsed.GENERATION_MAX_UPSTREAM_BYTES,
     orphanSweepIntervalMs: parsed.GENERATION_ORPHAN_SWEEP_INTERVAL_MS,
     orphanGraceMs: parsed.GENERATION_ORPHAN_GRACE_MS,
+    accountMaxConcurrentJobs: parsed.GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS,
   };
 }

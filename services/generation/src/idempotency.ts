@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ErrorCode, ResponseFormat, type CreateImageRequest, type CreateImageResponseSchema, type Refusal } from "@orvado/proto";
-import { refusal, type Logger } from "@orvado/core";
+import { IDEMPOTENCY_KEY_TTL_MS, refusal, type Logger } from "@orvado/core";
 import type { Db } from "@orvado/db";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { lookupJob, type JobLookupDeps, type JobState } from "./job-lookup.ts";
@@ -15,7 +15,7 @@ import { lookupJob, type JobLookupDeps, type JobState } from "./job-lookup.ts";
 type Reply = MessageInitShape<typeof CreateImageResponseSchema>;
 
 /** How long a key names its request (spec'd in docs/api.md). */
-export const IDEMPOTENCY_KEY_TTL_SECONDS = 86_400;
+export const IDEMPOTENCY_KEY_TTL_SECONDS = IDEMPOTENCY_KEY_TTL_MS / 1000;
 /** Visible ASCII, no spaces, 1–255 characters: safe in headers, logs and SQL text columns. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7E]{1,255}$/;
 /** A claim whose job never appeared for this long belongs to a replica that died between claim and reservation. */

@@ -17,6 +17,7 @@ import type { GenerationConfig } from "./config.ts";
 import type { BillingEventIds } from "@orvado/events";
 import { IdempotentRequests } from "./idempotency.ts";
 import type { GenerationMetrics, JobOutcome } from "./metrics.ts";
+import { admitJob, effectiveLimits, releaseJobLease } from "./account-admission.ts";
 
 type CreateImageReply = MessageInitShape<typeof CreateImageResponseSchema>;
 
@@ -85,8 +86,19 @@ export class JobRunner {
     const validation = validateImageRequest(req, this.deps.catalog, this.deps.config.maxImagesPerRequest);
     if (!validation.ok) return refused(validation.refusal);
     const { spec } = validation;
+    const ids: BillingEventIds = { requestId: req.requestId, accountId: req.accountId, keyId: req.keyId };
+    // Fair share first (account-admission.ts): a request over its account's or key's limit takes no slot and holds nothing.
+    let admission;
+    try {
+      admission = await admitJob(this.deps.db, ids, effectiveLimits(req.limits, this.deps.config.accountMaxConcurrentJobs), this.#leaseMs);
+    } catch (error) {
+      return this.#notStarted(req.requestId, error);
+    }
+    if (!admission.ok) return refused(admission.refusal);
+    const releaseLease = admission.leased ? () => this.#releaseLease(req.requestId) : async () => {};
     const taken = this.channels.take(spec.model, spec.tier);
     if (!taken.ok) {
+      await releaseLease();
       this.deps.metrics?.noCapacity(spec.model.id);
       const message =
         taken.reason === "full"
@@ -95,7 +107,6 @@ export class JobRunner {
       return refused(refusal(ErrorCode.NO_CAPACITY, message, { retryAfterSeconds: taken.retryAfterSeconds, shouldRetry: true }) as Refusal);
     }
     const slot = taken.slot;
-    const ids: BillingEventIds = { requestId: req.requestId, accountId: req.accountId, keyId: req.keyId };
     let started: Promise<void>;
     try {
       const reservation = await this.#reserveGate.run(() =>
@@ -110,6 +121,7 @@ export class JobRunner {
       );
       if (reservation.result.case !== "hold") {
         slot.release();
+        await releaseLease();
         return refused(reservation.result.value ?? (refusal(ErrorCode.INTERNAL_ERROR, "billing gave no answer") as Refusal));
       }
       // The start row is written while the upstream works (its 0.5 ms off the answer's
@@ -118,12 +130,28 @@ export class JobRunner {
       started.catch(() => {});
     } catch (error) {
       slot.release();
+      await releaseLease();
       return this.#notStarted(req.requestId, error);
     }
-    const job = this.#run(ids, spec, req.responseFormat, slot, started);
+    const job = this.#run(ids, spec, req.responseFormat, slot, started).finally(releaseLease);
     this.#inFlight.add(job);
     job.finally(() => this.#inFlight.delete(job)).catch(() => {});
     return job;
+  }
+
+  /** A lease lasts as long as a job can: the time limit plus the grace the orphan sweeper gives it. */
+  get #leaseMs(): number {
+    return this.deps.config.jobTimeoutMs + this.deps.config.orphanGraceMs;
+  }
+
+  /** Awaited before the answer, so a client that waits for one job before the next is never refused for it. */
+  async #releaseLease(requestId: string): Promise<void> {
+    try {
+      await releaseJobLease(this.deps.db, requestId);
+    } catch (error) {
+      // The lease expires by itself (#leaseMs); until then it counts against the account.
+      this.deps.logger.warn({ err: error, requestId }, "could not release the job's concurrent-job lease");
+    }
   }
 
   /**

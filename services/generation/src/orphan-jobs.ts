@@ -4,6 +4,7 @@ import { ErrorCode } from "@orvado/proto";
 import { emitBillingEvent } from "@orvado/events";
 import { codeText } from "@orvado/core";
 import { releaseIdempotencyKey } from "./idempotency.ts";
+import { releaseJobLease } from "./account-admission.ts";
 
 // A job whose generation process died (kill -9, a lost machine) stays 'running'
 // in the table forever: nobody will finish it. Every job is bounded by the job
@@ -41,6 +42,8 @@ export async function failOrphanedJobs(db: Db, olderThanMs: number): Promise<num
       );
       if (updated.rowCount !== 1) return false;
       await releaseIdempotencyKey(q, row.request_id);
+      // Its concurrent-job lease has expired by now too; deleting it keeps the table small.
+      await releaseJobLease(q, row.request_id);
       await emitBillingEvent(q, "generation", ids, { case: "failed", value: { code: ErrorCode.ASYNC_IMAGE_FAILED, reason: LOST_JOB_MESSAGE } });
       return true;
     });

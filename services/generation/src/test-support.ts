@@ -4,13 +4,14 @@ import { migrateOutbox } from "@orvado/events";
 import { freshDatabase } from "@orvado/testkit";
 
 /** A fresh database with generation's schema and outbox, for tests; close() drops it. */
-export async function openGenerationTestDb(): Promise<{ db: Db; close(): Promise<void> }> {
+export async function openGenerationTestDb(): Promise<{ db: Db; url: string; close(): Promise<void> }> {
   const database = await freshDatabase();
   const db = await openDb(database.url);
   await migrate(db, "generation", fileURLToPath(new URL("../migrations", import.meta.url)));
   await migrateOutbox(db, "generation");
   return {
     db,
+    url: database.url,
     async close() {
       await db.close();
       await database.drop();

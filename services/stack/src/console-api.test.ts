@@ -289,7 +289,7 @@ describe("money and usage", () => {
     expect(csv.text).toContain(",'=B");
   });
 
-  it("runs the playground as the account under the key id console, with the cost in the answer", async () => {
+  it("runs the playground as the account under its own playground key id, with the cost in the answer", async () => {
     const { browser } = await newUser("1.00");
     const answer = await browser.call("POST", "/playground", { body: { model: "beta", prompt: "a boat", size: "1024x1024" } });
     expect(answer.status).toBe(200);
@@ -297,7 +297,7 @@ describe("money and usage", () => {
     expect(answer.headers.get("x-request-id")).toBe(answer.body.requestId);
     expect(answer.body.data[0].url).toMatch(new RegExp(`^${stack.edgeUrl}/v1/files/`));
     expect((await fetch(answer.body.data[0].url)).status).toBe(200);
-    expect(answer.body.cost).toMatchObject({ requestId: answer.body.requestId, keyId: "console", model: "beta", amountUsd: expect.any(String) });
+    expect(answer.body.cost).toMatchObject({ requestId: answer.body.requestId, keyId: `console-${(await browser.call("GET", "/me")).body.account.id}`, model: "beta", amountUsd: expect.any(String) });
     const cost = await settled(browser, answer.body.requestId);
     expect(cost).toMatchObject({ status: "charged", amountUsd: "0.020000", keyName: "console playground" });
     const bad = await browser.call("POST", "/playground", { body: { model: "nope", prompt: "x" } });

@@ -11,32 +11,45 @@ export const TEST_ADMIN = { email: "admin@example.test", password: "admin-passwo
 
 export interface TestStack extends RunningStack {
   dataDir: string;
+  databaseUrl: string;
   close(): Promise<void>;
 }
 
-/** The whole set on ephemeral loopback ports, a fresh database and a temporary data dir. */
-export async function startTestStack(extraEnv: NodeJS.ProcessEnv = {}, options: { logger?: Logger } = {}): Promise<TestStack> {
-  const database = await freshDatabase();
+/**
+ * The whole set on ephemeral loopback ports, a fresh database and a temporary data dir.
+ * With `databaseUrl` it joins that database instead (a second replica of every service); close() leaves it.
+ */
+export async function startTestStack(extraEnv: NodeJS.ProcessEnv = {}, options: { logger?: Logger; databaseUrl?: string } = {}): Promise<TestStack> {
+  const database = options.databaseUrl ? { url: options.databaseUrl, drop: async () => {} } : await freshDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), "orvado-test-"));
-  const stack = await startStack({
-    env: {
-      ORVADO_DATA_DIR: dataDir,
-      DATABASE_URL: database.url,
-      PORT: "0",
-      AUTH_PORT: "0",
-      BILLING_PORT: "0",
-      GENERATION_PORT: "0",
-      ORVADO_PRICES_FILE: new URL("../../../config/prices.json", import.meta.url).pathname,
-      ORVADO_MODELS_FILE: new URL("../../../config/models.json", import.meta.url).pathname,
-      ORVADO_ADMIN_EMAIL: TEST_ADMIN.email,
-      ORVADO_ADMIN_PASSWORD: TEST_ADMIN.password,
-      ...extraEnv,
-    },
-    logger: options.logger ?? createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent"),
-  });
+  let stack: RunningStack;
+  try {
+    stack = await startStack({
+      env: {
+        ORVADO_DATA_DIR: dataDir,
+        DATABASE_URL: database.url,
+        PORT: "0",
+        AUTH_PORT: "0",
+        BILLING_PORT: "0",
+        GENERATION_PORT: "0",
+        ORVADO_PRICES_FILE: new URL("../../../config/prices.json", import.meta.url).pathname,
+        ORVADO_MODELS_FILE: new URL("../../../config/models.json", import.meta.url).pathname,
+        ORVADO_ADMIN_EMAIL: TEST_ADMIN.email,
+        ORVADO_ADMIN_PASSWORD: TEST_ADMIN.password,
+        ...extraEnv,
+      },
+      logger: options.logger ?? createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent"),
+    });
+  } catch (error) {
+    // A stack that refused to start (bad settings) leaves no database or directory behind.
+    await database.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     ...stack,
     dataDir,
+    databaseUrl: database.url,
     async close() {
       await stack.stop();
       await database.drop();

@@ -1,7 +1,7 @@
 // The stack starts auth, billing, generation and the edge together, each on its own loopback port
 // (their calls to each other skip the socket: @orvado/rpc in-process.ts). It owns no data and no rules.
 import { join } from "node:path";
-import { createLogger, type Logger } from "@orvado/core";
+import { checkSettingsAgree, createLogger, timingsFrom, type Logger } from "@orvado/core";
 import { openDb, poolMaxFromEnv, type Db } from "@orvado/db";
 import { openEventStream, type EventStream } from "@orvado/events";
 import { loadAuthConfig, startAuth } from "@orvado/auth";
@@ -41,6 +41,8 @@ export interface StackOptions {
 
 export async function startStack(options: StackOptions = {}): Promise<RunningStack> {
   const baseEnv = options.env ?? process.env;
+  // Every service's settings are known here: refuse a combination that permits overdraft before anything starts.
+  checkSettingsAgree(timingsFrom({}, baseEnv));
   const logger = options.logger ?? createLogger("orvado", baseEnv.LOG_LEVEL ?? "info");
   const stack = loadStackConfig(baseEnv);
   const secrets = loadOrCreateSecrets(stack.dataDir, { internalSecret: stack.internalSecret, urlSigningSecret: stack.urlSigningSecret });

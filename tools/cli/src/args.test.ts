@@ -38,8 +38,8 @@ describe("parseCommandLine: commands", () => {
 
   it("reads keys create with every option", () => {
     expect(
-      command(["keys", "create", "--account", "acct_1", "--name", "ci", "--limit-usd", "0", "--expires-days", "7", "--models", "a,b, a"]),
-    ).toEqual({ name: "keys create", accountId: "acct_1", keyName: "ci", limitMicros: 0n, expiresDays: 7, models: ["a", "b"] });
+      command(["keys", "create", "--account", "acct_1", "--name", "ci", "--limit-usd", "0", "--expires-days", "7", "--models", "a,b, a", "--rpm", "60"]),
+    ).toEqual({ name: "keys create", accountId: "acct_1", keyName: "ci", limitMicros: 0n, expiresDays: 7, models: ["a", "b"], rpm: 60 });
     expect(command(["keys", "create", "--account", "acct_1"])).toEqual({
       name: "keys create",
       accountId: "acct_1",
@@ -47,7 +47,21 @@ describe("parseCommandLine: commands", () => {
       limitMicros: null,
       expiresDays: null,
       models: [],
+      rpm: null,
     });
+  });
+
+  it("reads accounts limits: a number, 'default' or 0 for --max-concurrent; 0 clears --rpm; an absent flag is kept", () => {
+    expect(command(["accounts", "limits", "--account", "acct_1", "--max-concurrent", "4", "--rpm", "120"])).toEqual({
+      name: "accounts limits",
+      accountId: "acct_1",
+      maxConcurrent: 4,
+      rpm: 120,
+    });
+    expect(command(["accounts", "limits", "--account", "acct_1", "--max-concurrent", "default", "--rpm", "0"])).toMatchObject({ maxConcurrent: null, rpm: null });
+    expect(command(["accounts", "limits", "--account", "acct_1", "--max-concurrent", "0"])).toMatchObject({ maxConcurrent: 0, rpm: undefined });
+    expect(parseCommandLine(["accounts", "limits", "--account", "acct_1", "--rpm", "-3"])).toMatchObject({ kind: "error", message: expect.stringContaining("--rpm must be a whole number") });
+    expect(parseCommandLine(["accounts", "limits", "--account", "acct_1", "--max-concurrent", "100001"])).toMatchObject({ kind: "error" });
   });
 
   it("reads cost and prices list", () => {

@@ -8,6 +8,8 @@ export type Command =
   | { name: "accounts show"; accountId: string }
   | { name: "accounts adjust"; accountId: string; amountMicros: bigint; note: string }
   | { name: "accounts disable" | "accounts enable"; accountId: string }
+  /** undefined: keep the current value; null: back to the default (the service's concurrency, no rpm). */
+  | { name: "accounts limits"; accountId: string; maxConcurrent: number | null | undefined; rpm: number | null | undefined }
   | {
       name: "keys create";
       accountId: string;
@@ -15,6 +17,7 @@ export type Command =
       limitMicros: bigint | null;
       expiresDays: number | null;
       models: string[];
+      rpm: number | null;
     }
   | { name: "keys list"; accountId: string }
   | { name: "keys revoke"; accountId: string; keyId: string }
@@ -47,10 +50,11 @@ const SUBCOMMANDS: Record<Group, Record<string, Spec>> = {
     adjust: { options: { account: "string", usd: "string", note: "string" }, positionals: [] },
     disable: { options: { account: "string" }, positionals: [] },
     enable: { options: { account: "string" }, positionals: [] },
+    limits: { options: { account: "string", "max-concurrent": "string", rpm: "string" }, positionals: [] },
   },
   keys: {
     create: {
-      options: { account: "string", name: "string", "limit-usd": "string", "expires-days": "string", models: "string" },
+      options: { account: "string", name: "string", "limit-usd": "string", "expires-days": "string", models: "string", rpm: "string" },
       positionals: [],
     },
     list: { options: { account: "string" }, positionals: [] },
@@ -70,6 +74,9 @@ const SUBCOMMANDS: Record<Group, Record<string, Spec>> = {
 };
 
 const MAX_EXPIRES_DAYS = 3650;
+// The ranges auth accepts (services/auth/src/input.ts); checked here too for a one-line message.
+const MAX_CONCURRENT_JOBS = 100_000;
+const MAX_RPM = 1_000_000;
 const MAX_TEXT = 500;
 
 class ArgError extends Error {}
@@ -202,6 +209,16 @@ function build(group: Group, action: string, values: Values): Command {
     case "accounts disable":
     case "accounts enable":
       return { name: `accounts ${action}` as "accounts disable" | "accounts enable", accountId: required("account").trim() };
+    case "accounts limits": {
+      const max = text("max-concurrent");
+      const rpm = text("rpm");
+      return {
+        name: "accounts limits",
+        accountId: required("account").trim(),
+        maxConcurrent: max === undefined ? undefined : max.trim() === "default" ? null : wholeNumber("max-concurrent", max, 0, MAX_CONCURRENT_JOBS),
+        rpm: rpm === undefined ? undefined : rpmArg(rpm),
+      };
+    }
     case "keys list":
       return { name: "keys list", accountId: required("account").trim() };
     case "keys revoke":
@@ -210,6 +227,7 @@ function build(group: Group, action: string, values: Values): Command {
       const limit = text("limit-usd");
       const days = text("expires-days");
       const models = text("models");
+      const rpmText = text("rpm");
       return {
         name: "keys create",
         accountId: required("account").trim(),
@@ -217,6 +235,7 @@ function build(group: Group, action: string, values: Values): Command {
         limitMicros: limit === undefined ? null : usd("limit-usd", limit),
         expiresDays: days === undefined ? null : expiresDays(days),
         models: models === undefined ? [] : modelList(models),
+        rpm: rpmText === undefined ? null : rpmArg(rpmText),
       };
     }
     case "cost ": {
@@ -294,6 +313,20 @@ function expiresDays(text: string): number {
     throw new ArgError(`--expires-days must be a whole number of days from 1 to ${MAX_EXPIRES_DAYS} (got '${text}')`);
   }
   return days;
+}
+
+function wholeNumber(flag: string, text: string, min: number, max: number): number {
+  const value = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ArgError(`--${flag} must be a whole number from ${min} to ${max} (got '${text}')`);
+  }
+  return value;
+}
+
+/** Requests per minute; 0 means no limit. */
+function rpmArg(text: string): number | null {
+  const value = wholeNumber("rpm", text, 0, MAX_RPM);
+  return value === 0 ? null : value;
 }
 
 function modelList(text: string): string[] {

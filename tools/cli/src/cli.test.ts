@@ -77,6 +77,8 @@ describe("accounts", () => {
           email: "known@example.com",
           role: "user",
           disabled: false,
+          max_concurrent_jobs: "default",
+          requests_per_minute: null,
           balance_usd: "5.000000",
           held_usd: "0.120000",
           available_usd: "4.880000",
@@ -117,6 +119,7 @@ describe("keys create", () => {
       limit_usd: "2.500000",
       expires_at: new Date(expiresMs).toISOString(),
       models: ["m1", "m2"],
+      requests_per_minute: null,
       note: "Shown once: store it now",
     });
   });
@@ -133,6 +136,7 @@ describe("keys create", () => {
       limit_usd: null,
       expires_at: null,
       models: [],
+      requests_per_minute: null,
       note: "Shown once: store it now",
     });
   });

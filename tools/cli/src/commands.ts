@@ -1,5 +1,5 @@
 import { microsToUsd, tierFromName } from "@orvado/core";
-import { AuthService, BillingService, Role, type ApiKey } from "@orvado/proto";
+import { AuthService, BillingService, Role, type AccountLimits, type ApiKey } from "@orvado/proto";
 import { ConnectError, type Client } from "@orvado/rpc";
 import type { Command } from "./args.ts";
 import { balanceJson, costJson, isoTime, priceJson, roleText, usdOrNull, type Json } from "./format.ts";
@@ -117,6 +117,7 @@ export async function showAccount(ctx: CommandContext, cmd: Extract<Command, { n
     email: found.email,
     role: roleText(found.role),
     disabled: found.disabled,
+    ...limitsJson(found.limits),
     ...balanceJson(present(balance, "billing", balanceWhat)),
   };
 }
@@ -132,6 +133,7 @@ export async function createKey(ctx: CommandContext, cmd: Extract<Command, { nam
         limitMicros: cmd.limitMicros ?? undefined,
         expiresAtUnixMs: expiresAt,
         models: cmd.models,
+        requestsPerMinute: cmd.rpm ?? undefined,
       },
       CALL,
     ),
@@ -144,6 +146,7 @@ export async function createKey(ctx: CommandContext, cmd: Extract<Command, { nam
     limit_usd: usdOrNull(key.limitMicros),
     expires_at: isoTime(key.expiresAtUnixMs),
     models: key.models,
+    requests_per_minute: key.requestsPerMinute ?? null,
     note: "Shown once: store it now",
   };
 }
@@ -161,6 +164,28 @@ export async function setAccountDisabled(
   return { account_id: account.accountId, email: account.email, role: roleText(account.role), disabled: account.disabled };
 }
 
+/** The limits as stored: null max_concurrent_jobs is the service default, null rpm no limit. */
+function limitsJson(limits: AccountLimits | undefined): Out {
+  return { max_concurrent_jobs: limits?.maxConcurrentJobs ?? "default", requests_per_minute: limits?.requestsPerMinute ?? null };
+}
+
+/** Reads the account, changes only the limits given on the command line, and prints the result. */
+export async function setAccountLimits(ctx: CommandContext, cmd: Extract<Command, { name: "accounts limits" }>): Promise<Out> {
+  const lookup = `looking up account ${cmd.accountId}`;
+  const current = present((await call("auth", lookup, () => ctx.clients.auth.getAccount({ accountId: cmd.accountId }, CALL))).account, "auth", lookup);
+  let account = current;
+  if (cmd.maxConcurrent !== undefined || cmd.rpm !== undefined) {
+    const pick = <T>(given: T | null | undefined, kept: T | undefined) => (given === undefined ? kept : (given ?? undefined));
+    const limits = {
+      maxConcurrentJobs: pick(cmd.maxConcurrent, current.limits?.maxConcurrentJobs),
+      requestsPerMinute: pick(cmd.rpm, current.limits?.requestsPerMinute),
+    };
+    const what = `setting the limits of account ${cmd.accountId}`;
+    account = present((await call("auth", what, () => ctx.clients.auth.setAccountLimits({ accountId: cmd.accountId, limits }, CALL))).account, "auth", what);
+  }
+  return { account_id: account.accountId, email: account.email, ...limitsJson(account.limits) };
+}
+
 /** A key as an operator sees it: everything but the secret, which auth never had in clear after creation. */
 function keyJson(key: ApiKey): Out {
   return {
@@ -169,6 +194,7 @@ function keyJson(key: ApiKey): Out {
     prefix: key.prefix,
     limit_usd: usdOrNull(key.limitMicros),
     models: key.models,
+    requests_per_minute: key.requestsPerMinute ?? null,
     created_at: isoTime(key.createdAtUnixMs),
     last_used_at: isoTime(key.lastUsedAtUnixMs),
     expires_at: isoTime(key.expiresAtUnixMs),
@@ -264,6 +290,8 @@ export function runCommand(ctx: CommandContext, cmd: Command): Promise<Out | Pri
     case "accounts disable":
     case "accounts enable":
       return setAccountDisabled(ctx, cmd);
+    case "accounts limits":
+      return setAccountLimits(ctx, cmd);
     case "keys create":
       return createKey(ctx, cmd);
     case "keys list":

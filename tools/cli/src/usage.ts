@@ -19,12 +19,18 @@ const ACCOUNTS = `Accounts:
   orvado accounts disable --account A
       Turn an account off: its API keys and console sessions stop working at once.
   orvado accounts enable --account A
-      Turn a disabled account back on (its keys work again; it signs in again).`;
+      Turn a disabled account back on (its keys work again; it signs in again).
+  orvado accounts limits --account A [--max-concurrent N|default] [--rpm R]
+      Show or set an account's fair-share limits. --max-concurrent caps the jobs it
+      runs at once (0: no limit; default: the service's GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS);
+      --rpm caps the image requests it starts per minute, all keys together (0: no limit).
+      A flag left out keeps its current value.`;
 
 const KEYS = `Keys:
-  orvado keys create --account A [--name N] [--limit-usd X] [--expires-days D] [--models m1,m2]
+  orvado keys create --account A [--name N] [--limit-usd X] [--expires-days D] [--models m1,m2] [--rpm R]
       Create an API key. The key is printed once and cannot be shown again.
-      --limit-usd caps what the key may spend; --models limits it to those model ids.
+      --limit-usd caps what the key may spend; --models limits it to those model ids;
+      --rpm caps the image requests it starts per minute.
   orvado keys list --account A
       List an account's keys (never their secrets), revoked ones included.
   orvado keys revoke --account A --key K

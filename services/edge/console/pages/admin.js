@@ -100,10 +100,47 @@ function TopUpDialog({ account, onDone, onClose }) {
   <//>`;
 }
 
+const WHOLE = /^\d{1,7}$/;
+
+/** An account's fair-share limits; an empty field puts that limit back to its default. */
+function LimitsDialog({ account, onDone, onClose }) {
+  const [max, setMax] = useState(account.limits.maxConcurrentJobs === null ? "" : String(account.limits.maxConcurrentJobs));
+  const [rpm, setRpm] = useState(account.limits.requestsPerMinute === null ? "" : String(account.limits.requestsPerMinute));
+  const action = useAction();
+  const maxError = max.trim() && !(WHOLE.test(max.trim()) && Number(max) <= 100000) ? "A whole number from 0 (no limit) to 100000" : null;
+  const rpmError = rpm.trim() && !(WHOLE.test(rpm.trim()) && Number(rpm) >= 1 && Number(rpm) <= 1000000) ? "A whole number from 1 to 1000000" : null;
+  const submit = async (event) => {
+    event?.preventDefault();
+    if (maxError || rpmError) return;
+    const body = { maxConcurrentJobs: max.trim() ? Number(max) : null, requestsPerMinute: rpm.trim() ? Number(rpm) : null };
+    if (await action.run(() => put(`/admin/accounts/${encodeURIComponent(account.id)}/limits`, body))) {
+      onDone();
+      onClose();
+    }
+  };
+  return html`<${Modal}
+    title=${"Limits of " + account.email}
+    onClose=${onClose}
+    footer=${html`
+      <button type="button" class="button" onClick=${onClose}>Cancel</button>
+      <button type="submit" form="limits-form" class="button primary" disabled=${action.busy || !!maxError || !!rpmError}>${action.busy ? "Saving…" : "Save limits"}</button>`}
+  >
+    <form id="limits-form" class="form" onSubmit=${submit}>
+      <${ErrorAlert} error=${action.error} />
+      <${Field} label="Concurrent jobs" hint="Jobs it may run at once; empty: the service default; 0: no limit" error=${maxError}><input name="maxConcurrentJobs" inputMode="numeric" placeholder="default" value=${max} onInput=${(event) => setMax(event.target.value)} /><//>
+      <${Field} label="Requests per minute" hint="Image requests it may start per minute, all keys together; empty: no limit" error=${rpmError}><input name="requestsPerMinute" inputMode="numeric" placeholder="no limit" value=${rpm} onInput=${(event) => setRpm(event.target.value)} /><//>
+    </form>
+  <//>`;
+}
+
+const limitsText = (limits) =>
+  `${limits.maxConcurrentJobs === null ? "default" : limits.maxConcurrentJobs === 0 ? "no limit" : limits.maxConcurrentJobs} jobs · ${limits.requestsPerMinute === null ? "no rpm limit" : limits.requestsPerMinute + "/min"}`;
+
 function AccountsSection({ self }) {
   const accounts = useLoad(() => get("/admin/accounts"));
   const [toppingUp, setToppingUp] = useState(null);
   const [toggling, setToggling] = useState(null);
+  const [limiting, setLimiting] = useState(null);
   const list = accounts.data?.accounts ?? [];
   return html`<${CreateAccountForm} onCreated=${accounts.reload} />
     <${Card} title="Accounts" subtitle=${accounts.data ? `${list.length} account${list.length === 1 ? "" : "s"}` : ""}>
@@ -111,7 +148,7 @@ function AccountsSection({ self }) {
       ${!accounts.data && !accounts.error && html`<${Loading} />`}
       ${accounts.data &&
       html`<div class="table-wrap"><table class="table">
-        <thead><tr><th>Email</th><th>Role</th><th>Status</th><th>Created</th><th class="num">Balance</th><th></th></tr></thead>
+        <thead><tr><th>Email</th><th>Role</th><th>Status</th><th>Created</th><th>Limits</th><th class="num">Balance</th><th></th></tr></thead>
         <tbody>
           ${list.map(
             (account) => html`<tr key=${account.id} data-account-email=${account.email}>
@@ -119,9 +156,11 @@ function AccountsSection({ self }) {
               <td>${account.role === "admin" ? html`<${Badge} kind="info">admin<//>` : "user"}</td>
               <td>${account.disabled ? html`<${Badge} kind="danger">disabled<//>` : html`<${Badge} kind="success">active<//>`}</td>
               <td class="nowrap">${shortDate(account.createdAt)}</td>
+              <td class="nowrap" data-testid="account-limits">${limitsText(account.limits)}</td>
               <td class="num" data-testid="account-balance">${usd(account.balanceUsd)}</td>
               <td class="actions">
                 <button type="button" class="button small" onClick=${() => setToppingUp(account)}>Top up</button>
+                <button type="button" class="button small" onClick=${() => setLimiting(account)}>Limits</button>
                 ${account.id !== self.id &&
                 html`<button type="button" class=${"button small " + (account.disabled ? "" : "danger-outline")} onClick=${() => setToggling(account)}>
                   ${account.disabled ? "Enable" : "Disable"}
@@ -132,6 +171,7 @@ function AccountsSection({ self }) {
         </tbody>
       </table></div>`}
     <//>
+    ${limiting && html`<${LimitsDialog} account=${limiting} onDone=${accounts.reload} onClose=${() => setLimiting(null)} />`}
     ${toppingUp && html`<${TopUpDialog} account=${toppingUp} onDone=${accounts.reload} onClose=${() => setToppingUp(null)} />`}
     ${toggling &&
     html`<${ConfirmDialog}

@@ -75,6 +75,11 @@ export function imageRoutes(app: FastifyInstance, deps: { keys: KeyChecker; gene
       allowedModels: key.key.models,
       ...shape.body,
       idempotencyKey: idempotencyKey ?? "",
+      limits: {
+        accountMaxConcurrentJobs: key.key.accountLimits?.maxConcurrentJobs,
+        accountRequestsPerMinute: key.key.accountLimits?.requestsPerMinute,
+        keyRequestsPerMinute: key.key.requestsPerMinute,
+      },
     }));
     if (!answer) return reply;
     const replayedFrom = answer.replayed && answer.requestId ? answer.requestId : null;

@@ -1,4 +1,4 @@
-import { microsToUsd, tierName } from "@orvado/core";
+import { isPlaygroundKeyId, microsToUsd, tierName } from "@orvado/core";
 import { CostStatus, Role, Tier, type Account, type ApiKey, type Balance, type CostRecord, type KeySpend, type Model } from "@orvado/proto";
 
 // The console API's JSON shapes (docs/console.md). Money: USD strings with 6 places
@@ -9,7 +9,12 @@ export const iso = (unixMs: bigint | undefined) => (unixMs === undefined ? null 
 export const roleName = (role: Role) => (role === Role.ADMIN ? "admin" : "user");
 
 export function accountJson(account: Account) {
-  return { id: account.accountId, email: account.email, role: roleName(account.role), disabled: account.disabled };
+  return { id: account.accountId, email: account.email, role: roleName(account.role), disabled: account.disabled, limits: limitsJson(account) };
+}
+
+/** maxConcurrentJobs null: the service's default applies; requestsPerMinute null: no limit. */
+export function limitsJson(account: Account) {
+  return { maxConcurrentJobs: account.limits?.maxConcurrentJobs ?? null, requestsPerMinute: account.limits?.requestsPerMinute ?? null };
 }
 
 export function balanceJson(balance: Balance | undefined) {
@@ -49,8 +54,6 @@ const STATUS: Record<CostStatus, "pending" | "charged" | "not_charged"> = {
   [CostStatus.NOT_CHARGED]: "not_charged",
 };
 
-/** The key id the playground runs under: no key limit, shown as "console" in usage. */
-export const CONSOLE_KEY_ID = "console";
 
 export function usageRow(cost: CostRecord, keyNames: ReadonlyMap<string, string>) {
   return {
@@ -66,7 +69,7 @@ export function usageRow(cost: CostRecord, keyNames: ReadonlyMap<string, string>
     amountUsd: microsToUsd(cost.amountMicros),
     amountMicros: Number(cost.amountMicros),
     keyId: cost.keyId,
-    keyName: keyNames.get(cost.keyId) ?? (cost.keyId === CONSOLE_KEY_ID ? "console playground" : null),
+    keyName: keyNames.get(cost.keyId) ?? (isPlaygroundKeyId(cost.keyId) ? "console playground" : null),
   };
 }
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ErrorCode } from "@orvado/proto";
+import { PLAYGROUND_KEY_ALIAS, playgroundKeyId } from "@orvado/core";
 import { refuse } from "./errors.ts";
 
 // The usage filters of GET /usage and /usage.csv, turned into ListCostRecords' terms.
@@ -37,7 +38,8 @@ export function costFilter(accountId: string, query: UsageQuery) {
   }
   return {
     accountId,
-    ...(query.keyId !== undefined && { keyId: query.keyId }),
+    // "console" names the account's own playground key (the console's filter uses the word).
+    ...(query.keyId !== undefined && { keyId: query.keyId === PLAYGROUND_KEY_ALIAS ? playgroundKeyId(accountId) : query.keyId }),
     ...(query.model !== undefined && { model: query.model }),
     ...(fromUnixMs !== undefined && { fromUnixMs }),
     ...(toUnixMs !== undefined && { toUnixMs }),

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file orvado/v1/auth.proto.
  */
 export const file_orvado_v1_auth: GenFile = /*@__PURE__*/
-  fileDesc("ChRvcnZhZG8vdjEvYXV0aC5wcm90bxIJb3J2YWRvLnYxInkKB0FjY291bnQSEgoKYWNjb3VudF9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIdCgRyb2xlGAMgASgOMg8ub3J2YWRvLnYxLlJvbGUSEAoIZGlzYWJsZWQYBCABKAgSGgoSY3JlYXRlZF9hdF91bml4X21zGAUgASgDIlYKFENyZWF0ZUFjY291bnRSZXF1ZXN0Eg0KBWVtYWlsGAEgASgJEhAKCHBhc3N3b3JkGAIgASgJEh0KBHJvbGUYAyABKA4yDy5vcnZhZG8udjEuUm9sZSI8ChVDcmVhdGVBY2NvdW50UmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLm9ydmFkby52MS5BY2NvdW50IicKEUdldEFjY291bnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkiOQoSR2V0QWNjb3VudFJlc3BvbnNlEiMKB2FjY291bnQYASABKAsyEi5vcnZhZG8udjEuQWNjb3VudCLOAgoGQXBpS2V5Eg4KBmtleV9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEgwKBG5hbWUYAyABKAkSGQoMbGltaXRfbWljcm9zGAQgASgDSACIAQESHwoSZXhwaXJlc19hdF91bml4X21zGAUgASgDSAGIAQESDgoGbW9kZWxzGAYgAygJEhoKEmNyZWF0ZWRfYXRfdW5peF9tcxgHIAEoAxIOCgZwcmVmaXgYCCABKAkSHwoScmV2b2tlZF9hdF91bml4X21zGAkgASgDSAKIAQESIQoUbGFzdF91c2VkX2F0X3VuaXhfbXMYCiABKANIA4gBAUIPCg1fbGltaXRfbWljcm9zQhUKE19leHBpcmVzX2F0X3VuaXhfbXNCFQoTX3Jldm9rZWRfYXRfdW5peF9tc0IXChVfbGFzdF91c2VkX2F0X3VuaXhfbXMiqAEKEENyZWF0ZUtleVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEhkKDGxpbWl0X21pY3JvcxgDIAEoA0gAiAEBEh8KEmV4cGlyZXNfYXRfdW5peF9tcxgEIAEoA0gBiAEBEg4KBm1vZGVscxgFIAMoCUIPCg1fbGltaXRfbWljcm9zQhUKE19leHBpcmVzX2F0X3VuaXhfbXMiQwoRQ3JlYXRlS2V5UmVzcG9uc2USHgoDa2V5GAEgASgLMhEub3J2YWRvLnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiIgoQVmVyaWZ5S2V5UmVxdWVzdBIOCgZzZWNyZXQYASABKAkibQoLVmVyaWZpZWRLZXkSDgoGa2V5X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSGQoMbGltaXRfbWljcm9zGAMgASgDSACIAQESDgoGbW9kZWxzGAQgAygJQg8KDV9saW1pdF9taWNyb3MiawoRVmVyaWZ5S2V5UmVzcG9uc2USJQoDa2V5GAEgASgLMhYub3J2YWRvLnYxLlZlcmlmaWVkS2V5SAASJQoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSABCCAoGcmVzdWx0IiUKD0xpc3RLZXlzUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJIjMKEExpc3RLZXlzUmVzcG9uc2USHwoEa2V5cxgBIAMoCzIRLm9ydmFkby52MS5BcGlLZXkiNgoQUmV2b2tlS2V5UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg4KBmtleV9pZBgCIAEoCSIzChFSZXZva2VLZXlSZXNwb25zZRIeCgNrZXkYASABKAsyES5vcnZhZG8udjEuQXBpS2V5IhUKE0xpc3RBY2NvdW50c1JlcXVlc3QiPAoUTGlzdEFjY291bnRzUmVzcG9uc2USJAoIYWNjb3VudHMYASADKAsyEi5vcnZhZG8udjEuQWNjb3VudCJBChlTZXRBY2NvdW50RGlzYWJsZWRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEAoIZGlzYWJsZWQYAiABKAgiQQoaU2V0QWNjb3VudERpc2FibGVkUmVzcG9uc2USIwoHYWNjb3VudBgBIAEoCzISLm9ydmFkby52MS5BY2NvdW50IkMKDVNpZ25JblJlcXVlc3QSDQoFZW1haWwYASABKAkSEAoIcGFzc3dvcmQYAiABKAkSEQoJY2xpZW50X2lwGAMgASgJImUKDkNvbnNvbGVTZXNzaW9uEiMKB2FjY291bnQYASABKAsyEi5vcnZhZG8udjEuQWNjb3VudBISCgpjc3JmX3Rva2VuGAIgASgJEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgDIAEoAyJNCghTaWduZWRJbhIVCg1zZXNzaW9uX3Rva2VuGAEgASgJEioKB3Nlc3Npb24YAiABKAsyGS5vcnZhZG8udjEuQ29uc29sZVNlc3Npb24iawoOU2lnbkluUmVzcG9uc2USKAoJc2lnbmVkX2luGAEgASgLMhMub3J2YWRvLnYxLlNpZ25lZEluSAASJQoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSABCCAoGcmVzdWx0IioKEUdldFNlc3Npb25SZXF1ZXN0EhUKDXNlc3Npb25fdG9rZW4YASABKAkicwoSR2V0U2Vzc2lvblJlc3BvbnNlEiwKB3Nlc3Npb24YASABKAsyGS5vcnZhZG8udjEuQ29uc29sZVNlc3Npb25IABIlCgdyZWZ1c2FsGAIgASgLMhIub3J2YWRvLnYxLlJlZnVzYWxIAEIICgZyZXN1bHQiJwoOU2lnbk91dFJlcXVlc3QSFQoNc2Vzc2lvbl90b2tlbhgBIAEoCSIRCg9TaWduT3V0UmVzcG9uc2UiXgoVQ2hhbmdlUGFzc3dvcmRSZXF1ZXN0EhUKDXNlc3Npb25fdG9rZW4YASABKAkSGAoQY3VycmVudF9wYXNzd29yZBgCIAEoCRIUCgxuZXdfcGFzc3dvcmQYAyABKAkiTgoWQ2hhbmdlUGFzc3dvcmRSZXNwb25zZRIoCgdyZWZ1c2FsGAEgASgLMhIub3J2YWRvLnYxLlJlZnVzYWxIAIgBAUIKCghfcmVmdXNhbCo7CgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARIOCgpST0xFX0FETUlOEAIyoAcKC0F1dGhTZXJ2aWNlElIKDUNyZWF0ZUFjY291bnQSHy5vcnZhZG8udjEuQ3JlYXRlQWNjb3VudFJlcXVlc3QaIC5vcnZhZG8udjEuQ3JlYXRlQWNjb3VudFJlc3BvbnNlEkkKCkdldEFjY291bnQSHC5vcnZhZG8udjEuR2V0QWNjb3VudFJlcXVlc3QaHS5vcnZhZG8udjEuR2V0QWNjb3VudFJlc3BvbnNlEkYKCUNyZWF0ZUtleRIbLm9ydmFkby52MS5DcmVhdGVLZXlSZXF1ZXN0Ghwub3J2YWRvLnYxLkNyZWF0ZUtleVJlc3BvbnNlEkYKCVZlcmlmeUtleRIbLm9ydmFkby52MS5WZXJpZnlLZXlSZXF1ZXN0Ghwub3J2YWRvLnYxLlZlcmlmeUtleVJlc3BvbnNlEkMKCExpc3RLZXlzEhoub3J2YWRvLnYxLkxpc3RLZXlzUmVxdWVzdBobLm9ydmFkby52MS5MaXN0S2V5c1Jlc3BvbnNlEkYKCVJldm9rZUtleRIbLm9ydmFkby52MS5SZXZva2VLZXlSZXF1ZXN0Ghwub3J2YWRvLnYxLlJldm9rZUtleVJlc3BvbnNlEk8KDExpc3RBY2NvdW50cxIeLm9ydmFkby52MS5MaXN0QWNjb3VudHNSZXF1ZXN0Gh8ub3J2YWRvLnYxLkxpc3RBY2NvdW50c1Jlc3BvbnNlEmEKElNldEFjY291bnREaXNhYmxlZBIkLm9ydmFkby52MS5TZXRBY2NvdW50RGlzYWJsZWRSZXF1ZXN0GiUub3J2YWRvLnYxLlNldEFjY291bnREaXNhYmxlZFJlc3BvbnNlEj0KBlNpZ25JbhIYLm9ydmFkby52MS5TaWduSW5SZXF1ZXN0Ghkub3J2YWRvLnYxLlNpZ25JblJlc3BvbnNlEkkKCkdldFNlc3Npb24SHC5vcnZhZG8udjEuR2V0U2Vzc2lvblJlcXVlc3QaHS5vcnZhZG8udjEuR2V0U2Vzc2lvblJlc3BvbnNlEkAKB1NpZ25PdXQSGS5vcnZhZG8udjEuU2lnbk91dFJlcXVlc3QaGi5vcnZhZG8udjEuU2lnbk91dFJlc3BvbnNlElUKDkNoYW5nZVBhc3N3b3JkEiAub3J2YWRvLnYxLkNoYW5nZVBhc3N3b3JkUmVxdWVzdBohLm9ydmFkby52MS5DaGFuZ2VQYXNzd29yZFJlc3BvbnNlYgZwcm90bzM", [file_orvado_v1_common]);
+  fileDesc("ChRvcnZhZG8vdjEvYXV0aC5wcm90bxIJb3J2YWRvLnYxIqMBCgdBY2NvdW50EhIKCmFjY291bnRfaWQYASABKAkSDQoFZW1haWwYAiABKAkSHQoEcm9sZRgDIAEoDjIPLm9ydmFkby52MS5Sb2xlEhAKCGRpc2FibGVkGAQgASgIEhoKEmNyZWF0ZWRfYXRfdW5peF9tcxgFIAEoAxIoCgZsaW1pdHMYBiABKAsyGC5vcnZhZG8udjEuQWNjb3VudExpbWl0cyKDAQoNQWNjb3VudExpbWl0cxIgChNtYXhfY29uY3VycmVudF9qb2JzGAEgASgNSACIAQESIAoTcmVxdWVzdHNfcGVyX21pbnV0ZRgCIAEoDUgBiAEBQhYKFF9tYXhfY29uY3VycmVudF9qb2JzQhYKFF9yZXF1ZXN0c19wZXJfbWludXRlIlcKF1NldEFjY291bnRMaW1pdHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSKAoGbGltaXRzGAIgASgLMhgub3J2YWRvLnYxLkFjY291bnRMaW1pdHMiPwoYU2V0QWNjb3VudExpbWl0c1Jlc3BvbnNlEiMKB2FjY291bnQYASABKAsyEi5vcnZhZG8udjEuQWNjb3VudCJWChRDcmVhdGVBY2NvdW50UmVxdWVzdBINCgVlbWFpbBgBIAEoCRIQCghwYXNzd29yZBgCIAEoCRIdCgRyb2xlGAMgASgOMg8ub3J2YWRvLnYxLlJvbGUiPAoVQ3JlYXRlQWNjb3VudFJlc3BvbnNlEiMKB2FjY291bnQYASABKAsyEi5vcnZhZG8udjEuQWNjb3VudCInChFHZXRBY2NvdW50UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJIjkKEkdldEFjY291bnRSZXNwb25zZRIjCgdhY2NvdW50GAEgASgLMhIub3J2YWRvLnYxLkFjY291bnQiiAMKBkFwaUtleRIOCgZrZXlfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhkKDGxpbWl0X21pY3JvcxgEIAEoA0gAiAEBEh8KEmV4cGlyZXNfYXRfdW5peF9tcxgFIAEoA0gBiAEBEg4KBm1vZGVscxgGIAMoCRIaChJjcmVhdGVkX2F0X3VuaXhfbXMYByABKAMSDgoGcHJlZml4GAggASgJEh8KEnJldm9rZWRfYXRfdW5peF9tcxgJIAEoA0gCiAEBEiEKFGxhc3RfdXNlZF9hdF91bml4X21zGAogASgDSAOIAQESIAoTcmVxdWVzdHNfcGVyX21pbnV0ZRgLIAEoDUgEiAEBQg8KDV9saW1pdF9taWNyb3NCFQoTX2V4cGlyZXNfYXRfdW5peF9tc0IVChNfcmV2b2tlZF9hdF91bml4X21zQhcKFV9sYXN0X3VzZWRfYXRfdW5peF9tc0IWChRfcmVxdWVzdHNfcGVyX21pbnV0ZSLiAQoQQ3JlYXRlS2V5UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSGQoMbGltaXRfbWljcm9zGAMgASgDSACIAQESHwoSZXhwaXJlc19hdF91bml4X21zGAQgASgDSAGIAQESDgoGbW9kZWxzGAUgAygJEiAKE3JlcXVlc3RzX3Blcl9taW51dGUYBiABKA1IAogBAUIPCg1fbGltaXRfbWljcm9zQhUKE19leHBpcmVzX2F0X3VuaXhfbXNCFgoUX3JlcXVlc3RzX3Blcl9taW51dGUiQwoRQ3JlYXRlS2V5UmVzcG9uc2USHgoDa2V5GAEgASgLMhEub3J2YWRvLnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiIgoQVmVyaWZ5S2V5UmVxdWVzdBIOCgZzZWNyZXQYASABKAki2QEKC1ZlcmlmaWVkS2V5Eg4KBmtleV9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhkKDGxpbWl0X21pY3JvcxgDIAEoA0gAiAEBEg4KBm1vZGVscxgEIAMoCRIgChNyZXF1ZXN0c19wZXJfbWludXRlGAUgASgNSAGIAQESMAoOYWNjb3VudF9saW1pdHMYBiABKAsyGC5vcnZhZG8udjEuQWNjb3VudExpbWl0c0IPCg1fbGltaXRfbWljcm9zQhYKFF9yZXF1ZXN0c19wZXJfbWludXRlImsKEVZlcmlmeUtleVJlc3BvbnNlEiUKA2tleRgBIAEoCzIWLm9ydmFkby52MS5WZXJpZmllZEtleUgAEiUKB3JlZnVzYWwYAiABKAsyEi5vcnZhZG8udjEuUmVmdXNhbEgAQggKBnJlc3VsdCIlCg9MaXN0S2V5c1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCSIzChBMaXN0S2V5c1Jlc3BvbnNlEh8KBGtleXMYASADKAsyES5vcnZhZG8udjEuQXBpS2V5IjYKEFJldm9rZUtleVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIOCgZrZXlfaWQYAiABKAkiMwoRUmV2b2tlS2V5UmVzcG9uc2USHgoDa2V5GAEgASgLMhEub3J2YWRvLnYxLkFwaUtleSIVChNMaXN0QWNjb3VudHNSZXF1ZXN0IjwKFExpc3RBY2NvdW50c1Jlc3BvbnNlEiQKCGFjY291bnRzGAEgAygLMhIub3J2YWRvLnYxLkFjY291bnQiQQoZU2V0QWNjb3VudERpc2FibGVkUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhAKCGRpc2FibGVkGAIgASgIIkEKGlNldEFjY291bnREaXNhYmxlZFJlc3BvbnNlEiMKB2FjY291bnQYASABKAsyEi5vcnZhZG8udjEuQWNjb3VudCJDCg1TaWduSW5SZXF1ZXN0Eg0KBWVtYWlsGAEgASgJEhAKCHBhc3N3b3JkGAIgASgJEhEKCWNsaWVudF9pcBgDIAEoCSJlCg5Db25zb2xlU2Vzc2lvbhIjCgdhY2NvdW50GAEgASgLMhIub3J2YWRvLnYxLkFjY291bnQSEgoKY3NyZl90b2tlbhgCIAEoCRIaChJleHBpcmVzX2F0X3VuaXhfbXMYAyABKAMiTQoIU2lnbmVkSW4SFQoNc2Vzc2lvbl90b2tlbhgBIAEoCRIqCgdzZXNzaW9uGAIgASgLMhkub3J2YWRvLnYxLkNvbnNvbGVTZXNzaW9uImsKDlNpZ25JblJlc3BvbnNlEigKCXNpZ25lZF9pbhgBIAEoCzITLm9ydmFkby52MS5TaWduZWRJbkgAEiUKB3JlZnVzYWwYAiABKAsyEi5vcnZhZG8udjEuUmVmdXNhbEgAQggKBnJlc3VsdCIqChFHZXRTZXNzaW9uUmVxdWVzdBIVCg1zZXNzaW9uX3Rva2VuGAEgASgJInMKEkdldFNlc3Npb25SZXNwb25zZRIsCgdzZXNzaW9uGAEgASgLMhkub3J2YWRvLnYxLkNvbnNvbGVTZXNzaW9uSAASJQoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSABCCAoGcmVzdWx0IicKDlNpZ25PdXRSZXF1ZXN0EhUKDXNlc3Npb25fdG9rZW4YASABKAkiEQoPU2lnbk91dFJlc3BvbnNlIl4KFUNoYW5nZVBhc3N3b3JkUmVxdWVzdBIVCg1zZXNzaW9uX3Rva2VuGAEgASgJEhgKEGN1cnJlbnRfcGFzc3dvcmQYAiABKAkSFAoMbmV3X3Bhc3N3b3JkGAMgASgJIk4KFkNoYW5nZVBhc3N3b3JkUmVzcG9uc2USKAoHcmVmdXNhbBgBIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSACIAQFCCgoIX3JlZnVzYWwqOwoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDQoJUk9MRV9VU0VSEAESDgoKUk9MRV9BRE1JThACMv0HCgtBdXRoU2VydmljZRJSCg1DcmVhdGVBY2NvdW50Eh8ub3J2YWRvLnYxLkNyZWF0ZUFjY291bnRSZXF1ZXN0GiAub3J2YWRvLnYxLkNyZWF0ZUFjY291bnRSZXNwb25zZRJJCgpHZXRBY2NvdW50Ehwub3J2YWRvLnYxLkdldEFjY291bnRSZXF1ZXN0Gh0ub3J2YWRvLnYxLkdldEFjY291bnRSZXNwb25zZRJGCglDcmVhdGVLZXkSGy5vcnZhZG8udjEuQ3JlYXRlS2V5UmVxdWVzdBocLm9ydmFkby52MS5DcmVhdGVLZXlSZXNwb25zZRJGCglWZXJpZnlLZXkSGy5vcnZhZG8udjEuVmVyaWZ5S2V5UmVxdWVzdBocLm9ydmFkby52MS5WZXJpZnlLZXlSZXNwb25zZRJDCghMaXN0S2V5cxIaLm9ydmFkby52MS5MaXN0S2V5c1JlcXVlc3QaGy5vcnZhZG8udjEuTGlzdEtleXNSZXNwb25zZRJGCglSZXZva2VLZXkSGy5vcnZhZG8udjEuUmV2b2tlS2V5UmVxdWVzdBocLm9ydmFkby52MS5SZXZva2VLZXlSZXNwb25zZRJPCgxMaXN0QWNjb3VudHMSHi5vcnZhZG8udjEuTGlzdEFjY291bnRzUmVxdWVzdBofLm9ydmFkby52MS5MaXN0QWNjb3VudHNSZXNwb25zZRJhChJTZXRBY2NvdW50RGlzYWJsZWQSJC5vcnZhZG8udjEuU2V0QWNjb3VudERpc2FibGVkUmVxdWVzdBolLm9ydmFkby52MS5TZXRBY2NvdW50RGlzYWJsZWRSZXNwb25zZRI9CgZTaWduSW4SGC5vcnZhZG8udjEuU2lnbkluUmVxdWVzdBoZLm9ydmFkby52MS5TaWduSW5SZXNwb25zZRJJCgpHZXRTZXNzaW9uEhwub3J2YWRvLnYxLkdldFNlc3Npb25SZXF1ZXN0Gh0ub3J2YWRvLnYxLkdldFNlc3Npb25SZXNwb25zZRJACgdTaWduT3V0Ehkub3J2YWRvLnYxLlNpZ25PdXRSZXF1ZXN0Ghoub3J2YWRvLnYxLlNpZ25PdXRSZXNwb25zZRJVCg5DaGFuZ2VQYXNzd29yZBIgLm9ydmFkby52MS5DaGFuZ2VQYXNzd29yZFJlcXVlc3QaIS5vcnZhZG8udjEuQ2hhbmdlUGFzc3dvcmRSZXNwb25zZRJbChBTZXRBY2NvdW50TGltaXRzEiIub3J2YWRvLnYxLlNldEFjY291bnRMaW1pdHNSZXF1ZXN0GiMub3J2YWRvLnYxLlNldEFjY291bnRMaW1pdHNSZXNwb25zZWIGcHJvdG8z", [file_orvado_v1_common]);
 
 /**
  * @generated from message orvado.v1.Account
@@ -42,6 +42,11 @@ export type Account = Message<"orvado.v1.Account"> & {
    * @generated from field: int64 created_at_unix_ms = 5;
    */
   createdAtUnixMs: bigint;
+
+  /**
+   * @generated from field: orvado.v1.AccountLimits limits = 6;
+   */
+  limits?: AccountLimits | undefined;
 };
 
 /**
@@ -50,6 +55,76 @@ export type Account = Message<"orvado.v1.Account"> & {
  */
 export const AccountSchema: GenMessage<Account> = /*@__PURE__*/
   messageDesc(file_orvado_v1_auth, 0);
+
+/**
+ * An account's fair-share limits on image generation requests.
+ *
+ * @generated from message orvado.v1.AccountLimits
+ */
+export type AccountLimits = Message<"orvado.v1.AccountLimits"> & {
+  /**
+   * Jobs the account may run at once; unset means the generation service's default,
+   * 0 means no limit.
+   *
+   * @generated from field: optional uint32 max_concurrent_jobs = 1;
+   */
+  maxConcurrentJobs?: number | undefined;
+
+  /**
+   * Generation requests the account may start per minute, all its keys together; unset means no limit.
+   *
+   * @generated from field: optional uint32 requests_per_minute = 2;
+   */
+  requestsPerMinute?: number | undefined;
+};
+
+/**
+ * Describes the message orvado.v1.AccountLimits.
+ * Use `create(AccountLimitsSchema)` to create a new message.
+ */
+export const AccountLimitsSchema: GenMessage<AccountLimits> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 1);
+
+/**
+ * @generated from message orvado.v1.SetAccountLimitsRequest
+ */
+export type SetAccountLimitsRequest = Message<"orvado.v1.SetAccountLimitsRequest"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * Replaces both limits: a field left unset goes back to its default.
+   *
+   * @generated from field: orvado.v1.AccountLimits limits = 2;
+   */
+  limits?: AccountLimits | undefined;
+};
+
+/**
+ * Describes the message orvado.v1.SetAccountLimitsRequest.
+ * Use `create(SetAccountLimitsRequestSchema)` to create a new message.
+ */
+export const SetAccountLimitsRequestSchema: GenMessage<SetAccountLimitsRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 2);
+
+/**
+ * @generated from message orvado.v1.SetAccountLimitsResponse
+ */
+export type SetAccountLimitsResponse = Message<"orvado.v1.SetAccountLimitsResponse"> & {
+  /**
+   * @generated from field: orvado.v1.Account account = 1;
+   */
+  account?: Account | undefined;
+};
+
+/**
+ * Describes the message orvado.v1.SetAccountLimitsResponse.
+ * Use `create(SetAccountLimitsResponseSchema)` to create a new message.
+ */
+export const SetAccountLimitsResponseSchema: GenMessage<SetAccountLimitsResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_auth, 3);
 
 /**
  * @generated from message orvado.v1.CreateAccountRequest
@@ -76,7 +151,7 @@ export type CreateAccountRequest = Message<"orvado.v1.CreateAccountRequest"> & {
  * Use `create(CreateAccountRequestSchema)` to create a new message.
  */
 export const CreateAccountRequestSchema: GenMessage<CreateAccountRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 1);
+  messageDesc(file_orvado_v1_auth, 4);
 
 /**
  * @generated from message orvado.v1.CreateAccountResponse
@@ -93,7 +168,7 @@ export type CreateAccountResponse = Message<"orvado.v1.CreateAccountResponse"> &
  * Use `create(CreateAccountResponseSchema)` to create a new message.
  */
 export const CreateAccountResponseSchema: GenMessage<CreateAccountResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 2);
+  messageDesc(file_orvado_v1_auth, 5);
 
 /**
  * @generated from message orvado.v1.GetAccountRequest
@@ -110,7 +185,7 @@ export type GetAccountRequest = Message<"orvado.v1.GetAccountRequest"> & {
  * Use `create(GetAccountRequestSchema)` to create a new message.
  */
 export const GetAccountRequestSchema: GenMessage<GetAccountRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 3);
+  messageDesc(file_orvado_v1_auth, 6);
 
 /**
  * @generated from message orvado.v1.GetAccountResponse
@@ -127,7 +202,7 @@ export type GetAccountResponse = Message<"orvado.v1.GetAccountResponse"> & {
  * Use `create(GetAccountResponseSchema)` to create a new message.
  */
 export const GetAccountResponseSchema: GenMessage<GetAccountResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 4);
+  messageDesc(file_orvado_v1_auth, 7);
 
 /**
  * @generated from message orvado.v1.ApiKey
@@ -188,6 +263,13 @@ export type ApiKey = Message<"orvado.v1.ApiKey"> & {
    * @generated from field: optional int64 last_used_at_unix_ms = 10;
    */
   lastUsedAtUnixMs?: bigint | undefined;
+
+  /**
+   * Generation requests the key may start per minute; unset means no limit of its own.
+   *
+   * @generated from field: optional uint32 requests_per_minute = 11;
+   */
+  requestsPerMinute?: number | undefined;
 };
 
 /**
@@ -195,7 +277,7 @@ export type ApiKey = Message<"orvado.v1.ApiKey"> & {
  * Use `create(ApiKeySchema)` to create a new message.
  */
 export const ApiKeySchema: GenMessage<ApiKey> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 5);
+  messageDesc(file_orvado_v1_auth, 8);
 
 /**
  * @generated from message orvado.v1.CreateKeyRequest
@@ -225,6 +307,11 @@ export type CreateKeyRequest = Message<"orvado.v1.CreateKeyRequest"> & {
    * @generated from field: repeated string models = 5;
    */
   models: string[];
+
+  /**
+   * @generated from field: optional uint32 requests_per_minute = 6;
+   */
+  requestsPerMinute?: number | undefined;
 };
 
 /**
@@ -232,7 +319,7 @@ export type CreateKeyRequest = Message<"orvado.v1.CreateKeyRequest"> & {
  * Use `create(CreateKeyRequestSchema)` to create a new message.
  */
 export const CreateKeyRequestSchema: GenMessage<CreateKeyRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 6);
+  messageDesc(file_orvado_v1_auth, 9);
 
 /**
  * @generated from message orvado.v1.CreateKeyResponse
@@ -256,7 +343,7 @@ export type CreateKeyResponse = Message<"orvado.v1.CreateKeyResponse"> & {
  * Use `create(CreateKeyResponseSchema)` to create a new message.
  */
 export const CreateKeyResponseSchema: GenMessage<CreateKeyResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 7);
+  messageDesc(file_orvado_v1_auth, 10);
 
 /**
  * @generated from message orvado.v1.VerifyKeyRequest
@@ -273,7 +360,7 @@ export type VerifyKeyRequest = Message<"orvado.v1.VerifyKeyRequest"> & {
  * Use `create(VerifyKeyRequestSchema)` to create a new message.
  */
 export const VerifyKeyRequestSchema: GenMessage<VerifyKeyRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 8);
+  messageDesc(file_orvado_v1_auth, 11);
 
 /**
  * @generated from message orvado.v1.VerifiedKey
@@ -298,6 +385,18 @@ export type VerifiedKey = Message<"orvado.v1.VerifiedKey"> & {
    * @generated from field: repeated string models = 4;
    */
   models: string[];
+
+  /**
+   * @generated from field: optional uint32 requests_per_minute = 5;
+   */
+  requestsPerMinute?: number | undefined;
+
+  /**
+   * The owning account's limits, so the caller can pass them to generation.
+   *
+   * @generated from field: orvado.v1.AccountLimits account_limits = 6;
+   */
+  accountLimits?: AccountLimits | undefined;
 };
 
 /**
@@ -305,7 +404,7 @@ export type VerifiedKey = Message<"orvado.v1.VerifiedKey"> & {
  * Use `create(VerifiedKeySchema)` to create a new message.
  */
 export const VerifiedKeySchema: GenMessage<VerifiedKey> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 9);
+  messageDesc(file_orvado_v1_auth, 12);
 
 /**
  * @generated from message orvado.v1.VerifyKeyResponse
@@ -334,7 +433,7 @@ export type VerifyKeyResponse = Message<"orvado.v1.VerifyKeyResponse"> & {
  * Use `create(VerifyKeyResponseSchema)` to create a new message.
  */
 export const VerifyKeyResponseSchema: GenMessage<VerifyKeyResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 10);
+  messageDesc(file_orvado_v1_auth, 13);
 
 /**
  * @generated from message orvado.v1.ListKeysRequest
@@ -351,7 +450,7 @@ export type ListKeysRequest = Message<"orvado.v1.ListKeysRequest"> & {
  * Use `create(ListKeysRequestSchema)` to create a new message.
  */
 export const ListKeysRequestSchema: GenMessage<ListKeysRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 11);
+  messageDesc(file_orvado_v1_auth, 14);
 
 /**
  * @generated from message orvado.v1.ListKeysResponse
@@ -368,7 +467,7 @@ export type ListKeysResponse = Message<"orvado.v1.ListKeysResponse"> & {
  * Use `create(ListKeysResponseSchema)` to create a new message.
  */
 export const ListKeysResponseSchema: GenMessage<ListKeysResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 12);
+  messageDesc(file_orvado_v1_auth, 15);
 
 /**
  * @generated from message orvado.v1.RevokeKeyRequest
@@ -390,7 +489,7 @@ export type RevokeKeyRequest = Message<"orvado.v1.RevokeKeyRequest"> & {
  * Use `create(RevokeKeyRequestSchema)` to create a new message.
  */
 export const RevokeKeyRequestSchema: GenMessage<RevokeKeyRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 13);
+  messageDesc(file_orvado_v1_auth, 16);
 
 /**
  * @generated from message orvado.v1.RevokeKeyResponse
@@ -407,7 +506,7 @@ export type RevokeKeyResponse = Message<"orvado.v1.RevokeKeyResponse"> & {
  * Use `create(RevokeKeyResponseSchema)` to create a new message.
  */
 export const RevokeKeyResponseSchema: GenMessage<RevokeKeyResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 14);
+  messageDesc(file_orvado_v1_auth, 17);
 
 /**
  * @generated from message orvado.v1.ListAccountsRequest
@@ -420,7 +519,7 @@ export type ListAccountsRequest = Message<"orvado.v1.ListAccountsRequest"> & {
  * Use `create(ListAccountsRequestSchema)` to create a new message.
  */
 export const ListAccountsRequestSchema: GenMessage<ListAccountsRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 15);
+  messageDesc(file_orvado_v1_auth, 18);
 
 /**
  * @generated from message orvado.v1.ListAccountsResponse
@@ -439,7 +538,7 @@ export type ListAccountsResponse = Message<"orvado.v1.ListAccountsResponse"> & {
  * Use `create(ListAccountsResponseSchema)` to create a new message.
  */
 export const ListAccountsResponseSchema: GenMessage<ListAccountsResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 16);
+  messageDesc(file_orvado_v1_auth, 19);
 
 /**
  * @generated from message orvado.v1.SetAccountDisabledRequest
@@ -461,7 +560,7 @@ export type SetAccountDisabledRequest = Message<"orvado.v1.SetAccountDisabledReq
  * Use `create(SetAccountDisabledRequestSchema)` to create a new message.
  */
 export const SetAccountDisabledRequestSchema: GenMessage<SetAccountDisabledRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 17);
+  messageDesc(file_orvado_v1_auth, 20);
 
 /**
  * @generated from message orvado.v1.SetAccountDisabledResponse
@@ -478,7 +577,7 @@ export type SetAccountDisabledResponse = Message<"orvado.v1.SetAccountDisabledRe
  * Use `create(SetAccountDisabledResponseSchema)` to create a new message.
  */
 export const SetAccountDisabledResponseSchema: GenMessage<SetAccountDisabledResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 18);
+  messageDesc(file_orvado_v1_auth, 21);
 
 /**
  * @generated from message orvado.v1.SignInRequest
@@ -507,7 +606,7 @@ export type SignInRequest = Message<"orvado.v1.SignInRequest"> & {
  * Use `create(SignInRequestSchema)` to create a new message.
  */
 export const SignInRequestSchema: GenMessage<SignInRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 19);
+  messageDesc(file_orvado_v1_auth, 22);
 
 /**
  * @generated from message orvado.v1.ConsoleSession
@@ -538,7 +637,7 @@ export type ConsoleSession = Message<"orvado.v1.ConsoleSession"> & {
  * Use `create(ConsoleSessionSchema)` to create a new message.
  */
 export const ConsoleSessionSchema: GenMessage<ConsoleSession> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 20);
+  messageDesc(file_orvado_v1_auth, 23);
 
 /**
  * @generated from message orvado.v1.SignedIn
@@ -562,7 +661,7 @@ export type SignedIn = Message<"orvado.v1.SignedIn"> & {
  * Use `create(SignedInSchema)` to create a new message.
  */
 export const SignedInSchema: GenMessage<SignedIn> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 21);
+  messageDesc(file_orvado_v1_auth, 24);
 
 /**
  * @generated from message orvado.v1.SignInResponse
@@ -593,7 +692,7 @@ export type SignInResponse = Message<"orvado.v1.SignInResponse"> & {
  * Use `create(SignInResponseSchema)` to create a new message.
  */
 export const SignInResponseSchema: GenMessage<SignInResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 22);
+  messageDesc(file_orvado_v1_auth, 25);
 
 /**
  * @generated from message orvado.v1.GetSessionRequest
@@ -610,7 +709,7 @@ export type GetSessionRequest = Message<"orvado.v1.GetSessionRequest"> & {
  * Use `create(GetSessionRequestSchema)` to create a new message.
  */
 export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 23);
+  messageDesc(file_orvado_v1_auth, 26);
 
 /**
  * @generated from message orvado.v1.GetSessionResponse
@@ -641,7 +740,7 @@ export type GetSessionResponse = Message<"orvado.v1.GetSessionResponse"> & {
  * Use `create(GetSessionResponseSchema)` to create a new message.
  */
 export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 24);
+  messageDesc(file_orvado_v1_auth, 27);
 
 /**
  * @generated from message orvado.v1.SignOutRequest
@@ -658,7 +757,7 @@ export type SignOutRequest = Message<"orvado.v1.SignOutRequest"> & {
  * Use `create(SignOutRequestSchema)` to create a new message.
  */
 export const SignOutRequestSchema: GenMessage<SignOutRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 25);
+  messageDesc(file_orvado_v1_auth, 28);
 
 /**
  * @generated from message orvado.v1.SignOutResponse
@@ -671,7 +770,7 @@ export type SignOutResponse = Message<"orvado.v1.SignOutResponse"> & {
  * Use `create(SignOutResponseSchema)` to create a new message.
  */
 export const SignOutResponseSchema: GenMessage<SignOutResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 26);
+  messageDesc(file_orvado_v1_auth, 29);
 
 /**
  * @generated from message orvado.v1.ChangePasswordRequest
@@ -698,7 +797,7 @@ export type ChangePasswordRequest = Message<"orvado.v1.ChangePasswordRequest"> &
  * Use `create(ChangePasswordRequestSchema)` to create a new message.
  */
 export const ChangePasswordRequestSchema: GenMessage<ChangePasswordRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 27);
+  messageDesc(file_orvado_v1_auth, 30);
 
 /**
  * @generated from message orvado.v1.ChangePasswordResponse
@@ -717,7 +816,7 @@ export type ChangePasswordResponse = Message<"orvado.v1.ChangePasswordResponse">
  * Use `create(ChangePasswordResponseSchema)` to create a new message.
  */
 export const ChangePasswordResponseSchema: GenMessage<ChangePasswordResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_auth, 28);
+  messageDesc(file_orvado_v1_auth, 31);
 
 /**
  * @generated from enum orvado.v1.Role
@@ -861,6 +960,16 @@ export const AuthService: GenService<{
     methodKind: "unary";
     input: typeof ChangePasswordRequestSchema;
     output: typeof ChangePasswordResponseSchema;
+  },
+  /**
+   * SetAccountLimits replaces an account's fair-share limits (docs/api.md, "Limits").
+   *
+   * @generated from rpc orvado.v1.AuthService.SetAccountLimits
+   */
+  setAccountLimits: {
+    methodKind: "unary";
+    input: typeof SetAccountLimitsRequestSchema;
+    output: typeof SetAccountLimitsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_orvado_v1_auth, 0);

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file orvado/v1/generation.proto.
  */
 export const file_orvado_v1_generation: GenFile = /*@__PURE__*/
-  fileDesc("ChpvcnZhZG8vdjEvZ2VuZXJhdGlvbi5wcm90bxIJb3J2YWRvLnYxItgCChJDcmVhdGVJbWFnZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRIdChBrZXlfbGltaXRfbWljcm9zGAQgASgDSACIAQESFgoOYWxsb3dlZF9tb2RlbHMYBSADKAkSDQoFbW9kZWwYBiABKAkSDgoGcHJvbXB0GAcgASgJEhEKBHNpemUYCCABKAlIAYgBARIUCgdxdWFsaXR5GAkgASgJSAKIAQESMgoPcmVzcG9uc2VfZm9ybWF0GAogASgOMhkub3J2YWRvLnYxLlJlc3BvbnNlRm9ybWF0Eg4KAW4YCyABKA1IA4gBARIXCg9pZGVtcG90ZW5jeV9rZXkYDCABKAlCEwoRX2tleV9saW1pdF9taWNyb3NCBwoFX3NpemVCCgoIX3F1YWxpdHlCBAoCX24iYgoOR2VuZXJhdGVkSW1hZ2USEgoIdXJsX3BhdGgYASABKAlIABISCghiNjRfanNvbhgCIAEoCUgAEg0KBXdpZHRoGAMgASgNEg4KBmhlaWdodBgEIAEoDUIJCgdjb250ZW50IlAKD0dlbmVyYXRlZEltYWdlcxIUCgxjcmVhdGVkX3VuaXgYASABKAMSJwoEZGF0YRgCIAMoCzIZLm9ydmFkby52MS5HZW5lcmF0ZWRJbWFnZSKaAQoTQ3JlYXRlSW1hZ2VSZXNwb25zZRIsCgZpbWFnZXMYASABKAsyGi5vcnZhZG8udjEuR2VuZXJhdGVkSW1hZ2VzSAASJQoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSAASEgoKcmVxdWVzdF9pZBgDIAEoCRIQCghyZXBsYXllZBgEIAEoCEIICgZyZXN1bHQiEwoRTGlzdE1vZGVsc1JlcXVlc3QiggEKDE1vZGVsQ2hhbm5lbBIMCgRuYW1lGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEg8KB2hlYWx0aHkYAyABKAgSDQoFc3RhdGUYBCABKAkSDgoGaW5fdXNlGAUgASgNEhAKCGNhcGFjaXR5GAYgASgNEhAKCHByaW9yaXR5GAcgASgNIpUBCgVNb2RlbBIKCgJpZBgBIAEoCRIOCgZmYW1pbHkYAiABKAkSHgoFdGllcnMYAyADKA4yDy5vcnZhZG8udjEuVGllchIPCgdzYW5kYm94GAQgASgIEikKCGNoYW5uZWxzGAUgAygLMhcub3J2YWRvLnYxLk1vZGVsQ2hhbm5lbBIUCgxjcmVhdGVkX3VuaXgYBiABKAMiNgoSTGlzdE1vZGVsc1Jlc3BvbnNlEiAKBm1vZGVscxgBIAMoCzIQLm9ydmFkby52MS5Nb2RlbCJNChBSZWFkSW1hZ2VSZXF1ZXN0EhAKCGltYWdlX2lkGAEgASgJEhQKDGV4cGlyZXNfdW5peBgCIAEoAxIRCglzaWduYXR1cmUYAyABKAkiOAoRUmVhZEltYWdlUmVzcG9uc2USFAoMY29udGVudF90eXBlGAEgASgJEg0KBWNodW5rGAIgASgMIjcKDUdldEpvYlJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJIiIKCkpvYlJ1bm5pbmcSFAoMY3JlYXRlZF91bml4GAEgASgDIpgBCg5HZXRKb2JSZXNwb25zZRIoCgdydW5uaW5nGAEgASgLMhUub3J2YWRvLnYxLkpvYlJ1bm5pbmdIABIsCgZpbWFnZXMYAiABKAsyGi5vcnZhZG8udjEuR2VuZXJhdGVkSW1hZ2VzSAASJQoHZmFpbHVyZRgDIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSABCBwoFc3RhdGUiEwoRR2V0TWV0cmljc1JlcXVlc3QiOAoSR2V0TWV0cmljc1Jlc3BvbnNlEgwKBHRleHQYASABKAkSFAoMY29udGVudF90eXBlGAIgASgJKmgKDlJlc3BvbnNlRm9ybWF0Eh8KG1JFU1BPTlNFX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhcKE1JFU1BPTlNFX0ZPUk1BVF9VUkwQARIcChhSRVNQT05TRV9GT1JNQVRfQjY0X0pTT04QAjKAAwoRR2VuZXJhdGlvblNlcnZpY2USTAoLQ3JlYXRlSW1hZ2USHS5vcnZhZG8udjEuQ3JlYXRlSW1hZ2VSZXF1ZXN0Gh4ub3J2YWRvLnYxLkNyZWF0ZUltYWdlUmVzcG9uc2USSQoKTGlzdE1vZGVscxIcLm9ydmFkby52MS5MaXN0TW9kZWxzUmVxdWVzdBodLm9ydmFkby52MS5MaXN0TW9kZWxzUmVzcG9uc2USSAoJUmVhZEltYWdlEhsub3J2YWRvLnYxLlJlYWRJbWFnZVJlcXVlc3QaHC5vcnZhZG8udjEuUmVhZEltYWdlUmVzcG9uc2UwARI9CgZHZXRKb2ISGC5vcnZhZG8udjEuR2V0Sm9iUmVxdWVzdBoZLm9ydmFkby52MS5HZXRKb2JSZXNwb25zZRJJCgpHZXRNZXRyaWNzEhwub3J2YWRvLnYxLkdldE1ldHJpY3NSZXF1ZXN0Gh0ub3J2YWRvLnYxLkdldE1ldHJpY3NSZXNwb25zZWIGcHJvdG8z", [file_orvado_v1_common]);
+  fileDesc("ChpvcnZhZG8vdjEvZ2VuZXJhdGlvbi5wcm90bxIJb3J2YWRvLnYxIv4CChJDcmVhdGVJbWFnZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRIdChBrZXlfbGltaXRfbWljcm9zGAQgASgDSACIAQESFgoOYWxsb3dlZF9tb2RlbHMYBSADKAkSDQoFbW9kZWwYBiABKAkSDgoGcHJvbXB0GAcgASgJEhEKBHNpemUYCCABKAlIAYgBARIUCgdxdWFsaXR5GAkgASgJSAKIAQESMgoPcmVzcG9uc2VfZm9ybWF0GAogASgOMhkub3J2YWRvLnYxLlJlc3BvbnNlRm9ybWF0Eg4KAW4YCyABKA1IA4gBARIXCg9pZGVtcG90ZW5jeV9rZXkYDCABKAkSJAoGbGltaXRzGA0gASgLMhQub3J2YWRvLnYxLkpvYkxpbWl0c0ITChFfa2V5X2xpbWl0X21pY3Jvc0IHCgVfc2l6ZUIKCghfcXVhbGl0eUIECgJfbiLhAQoJSm9iTGltaXRzEigKG2FjY291bnRfbWF4X2NvbmN1cnJlbnRfam9icxgBIAEoDUgAiAEBEigKG2FjY291bnRfcmVxdWVzdHNfcGVyX21pbnV0ZRgCIAEoDUgBiAEBEiQKF2tleV9yZXF1ZXN0c19wZXJfbWludXRlGAMgASgNSAKIAQFCHgocX2FjY291bnRfbWF4X2NvbmN1cnJlbnRfam9ic0IeChxfYWNjb3VudF9yZXF1ZXN0c19wZXJfbWludXRlQhoKGF9rZXlfcmVxdWVzdHNfcGVyX21pbnV0ZSJiCg5HZW5lcmF0ZWRJbWFnZRISCgh1cmxfcGF0aBgBIAEoCUgAEhIKCGI2NF9qc29uGAIgASgJSAASDQoFd2lkdGgYAyABKA0SDgoGaGVpZ2h0GAQgASgNQgkKB2NvbnRlbnQiUAoPR2VuZXJhdGVkSW1hZ2VzEhQKDGNyZWF0ZWRfdW5peBgBIAEoAxInCgRkYXRhGAIgAygLMhkub3J2YWRvLnYxLkdlbmVyYXRlZEltYWdlIpoBChNDcmVhdGVJbWFnZVJlc3BvbnNlEiwKBmltYWdlcxgBIAEoCzIaLm9ydmFkby52MS5HZW5lcmF0ZWRJbWFnZXNIABIlCgdyZWZ1c2FsGAIgASgLMhIub3J2YWRvLnYxLlJlZnVzYWxIABISCgpyZXF1ZXN0X2lkGAMgASgJEhAKCHJlcGxheWVkGAQgASgIQggKBnJlc3VsdCITChFMaXN0TW9kZWxzUmVxdWVzdCKCAQoMTW9kZWxDaGFubmVsEgwKBG5hbWUYASABKAkSEAoIcHJvdmlkZXIYAiABKAkSDwoHaGVhbHRoeRgDIAEoCBINCgVzdGF0ZRgEIAEoCRIOCgZpbl91c2UYBSABKA0SEAoIY2FwYWNpdHkYBiABKA0SEAoIcHJpb3JpdHkYByABKA0ilQEKBU1vZGVsEgoKAmlkGAEgASgJEg4KBmZhbWlseRgCIAEoCRIeCgV0aWVycxgDIAMoDjIPLm9ydmFkby52MS5UaWVyEg8KB3NhbmRib3gYBCABKAgSKQoIY2hhbm5lbHMYBSADKAsyFy5vcnZhZG8udjEuTW9kZWxDaGFubmVsEhQKDGNyZWF0ZWRfdW5peBgGIAEoAyI2ChJMaXN0TW9kZWxzUmVzcG9uc2USIAoGbW9kZWxzGAEgAygLMhAub3J2YWRvLnYxLk1vZGVsIk0KEFJlYWRJbWFnZVJlcXVlc3QSEAoIaW1hZ2VfaWQYASABKAkSFAoMZXhwaXJlc191bml4GAIgASgDEhEKCXNpZ25hdHVyZRgDIAEoCSI4ChFSZWFkSW1hZ2VSZXNwb25zZRIUCgxjb250ZW50X3R5cGUYASABKAkSDQoFY2h1bmsYAiABKAwiNwoNR2V0Sm9iUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkiIgoKSm9iUnVubmluZxIUCgxjcmVhdGVkX3VuaXgYASABKAMimAEKDkdldEpvYlJlc3BvbnNlEigKB3J1bm5pbmcYASABKAsyFS5vcnZhZG8udjEuSm9iUnVubmluZ0gAEiwKBmltYWdlcxgCIAEoCzIaLm9ydmFkby52MS5HZW5lcmF0ZWRJbWFnZXNIABIlCgdmYWlsdXJlGAMgASgLMhIub3J2YWRvLnYxLlJlZnVzYWxIAEIHCgVzdGF0ZSITChFHZXRNZXRyaWNzUmVxdWVzdCI4ChJHZXRNZXRyaWNzUmVzcG9uc2USDAoEdGV4dBgBIAEoCRIUCgxjb250ZW50X3R5cGUYAiABKAkqaAoOUmVzcG9uc2VGb3JtYXQSHwobUkVTUE9OU0VfRk9STUFUX1VOU1BFQ0lGSUVEEAASFwoTUkVTUE9OU0VfRk9STUFUX1VSTBABEhwKGFJFU1BPTlNFX0ZPUk1BVF9CNjRfSlNPThACMoADChFHZW5lcmF0aW9uU2VydmljZRJMCgtDcmVhdGVJbWFnZRIdLm9ydmFkby52MS5DcmVhdGVJbWFnZVJlcXVlc3QaHi5vcnZhZG8udjEuQ3JlYXRlSW1hZ2VSZXNwb25zZRJJCgpMaXN0TW9kZWxzEhwub3J2YWRvLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh0ub3J2YWRvLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJICglSZWFkSW1hZ2USGy5vcnZhZG8udjEuUmVhZEltYWdlUmVxdWVzdBocLm9ydmFkby52MS5SZWFkSW1hZ2VSZXNwb25zZTABEj0KBkdldEpvYhIYLm9ydmFkby52MS5HZXRKb2JSZXF1ZXN0Ghkub3J2YWRvLnYxLkdldEpvYlJlc3BvbnNlEkkKCkdldE1ldHJpY3MSHC5vcnZhZG8udjEuR2V0TWV0cmljc1JlcXVlc3QaHS5vcnZhZG8udjEuR2V0TWV0cmljc1Jlc3BvbnNlYgZwcm90bzM", [file_orvado_v1_common]);
 
 /**
  * @generated from message orvado.v1.CreateImageRequest
@@ -81,6 +81,13 @@ export type CreateImageRequest = Message<"orvado.v1.CreateImageRequest"> & {
    * @generated from field: string idempotency_key = 12;
    */
   idempotencyKey: string;
+
+  /**
+   * The fair-share limits this request runs under (enforced by generation across replicas).
+   *
+   * @generated from field: orvado.v1.JobLimits limits = 13;
+   */
+  limits?: JobLimits | undefined;
 };
 
 /**
@@ -89,6 +96,37 @@ export type CreateImageRequest = Message<"orvado.v1.CreateImageRequest"> & {
  */
 export const CreateImageRequestSchema: GenMessage<CreateImageRequest> = /*@__PURE__*/
   messageDesc(file_orvado_v1_generation, 0);
+
+/**
+ * @generated from message orvado.v1.JobLimits
+ */
+export type JobLimits = Message<"orvado.v1.JobLimits"> & {
+  /**
+   * Unset means the service's default (GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS); 0 means no limit.
+   *
+   * @generated from field: optional uint32 account_max_concurrent_jobs = 1;
+   */
+  accountMaxConcurrentJobs?: number | undefined;
+
+  /**
+   * Unset or 0 means no limit.
+   *
+   * @generated from field: optional uint32 account_requests_per_minute = 2;
+   */
+  accountRequestsPerMinute?: number | undefined;
+
+  /**
+   * @generated from field: optional uint32 key_requests_per_minute = 3;
+   */
+  keyRequestsPerMinute?: number | undefined;
+};
+
+/**
+ * Describes the message orvado.v1.JobLimits.
+ * Use `create(JobLimitsSchema)` to create a new message.
+ */
+export const JobLimitsSchema: GenMessage<JobLimits> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 1);
 
 /**
  * @generated from message orvado.v1.GeneratedImage
@@ -129,7 +167,7 @@ export type GeneratedImage = Message<"orvado.v1.GeneratedImage"> & {
  * Use `create(GeneratedImageSchema)` to create a new message.
  */
 export const GeneratedImageSchema: GenMessage<GeneratedImage> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 1);
+  messageDesc(file_orvado_v1_generation, 2);
 
 /**
  * @generated from message orvado.v1.GeneratedImages
@@ -151,7 +189,7 @@ export type GeneratedImages = Message<"orvado.v1.GeneratedImages"> & {
  * Use `create(GeneratedImagesSchema)` to create a new message.
  */
 export const GeneratedImagesSchema: GenMessage<GeneratedImages> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 2);
+  messageDesc(file_orvado_v1_generation, 3);
 
 /**
  * @generated from message orvado.v1.CreateImageResponse
@@ -195,7 +233,7 @@ export type CreateImageResponse = Message<"orvado.v1.CreateImageResponse"> & {
  * Use `create(CreateImageResponseSchema)` to create a new message.
  */
 export const CreateImageResponseSchema: GenMessage<CreateImageResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 3);
+  messageDesc(file_orvado_v1_generation, 4);
 
 /**
  * @generated from message orvado.v1.ListModelsRequest
@@ -208,7 +246,7 @@ export type ListModelsRequest = Message<"orvado.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 4);
+  messageDesc(file_orvado_v1_generation, 5);
 
 /**
  * @generated from message orvado.v1.ModelChannel
@@ -265,7 +303,7 @@ export type ModelChannel = Message<"orvado.v1.ModelChannel"> & {
  * Use `create(ModelChannelSchema)` to create a new message.
  */
 export const ModelChannelSchema: GenMessage<ModelChannel> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 5);
+  messageDesc(file_orvado_v1_generation, 6);
 
 /**
  * @generated from message orvado.v1.Model
@@ -307,7 +345,7 @@ export type Model = Message<"orvado.v1.Model"> & {
  * Use `create(ModelSchema)` to create a new message.
  */
 export const ModelSchema: GenMessage<Model> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 6);
+  messageDesc(file_orvado_v1_generation, 7);
 
 /**
  * @generated from message orvado.v1.ListModelsResponse
@@ -324,7 +362,7 @@ export type ListModelsResponse = Message<"orvado.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 7);
+  messageDesc(file_orvado_v1_generation, 8);
 
 /**
  * @generated from message orvado.v1.ReadImageRequest
@@ -351,7 +389,7 @@ export type ReadImageRequest = Message<"orvado.v1.ReadImageRequest"> & {
  * Use `create(ReadImageRequestSchema)` to create a new message.
  */
 export const ReadImageRequestSchema: GenMessage<ReadImageRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 8);
+  messageDesc(file_orvado_v1_generation, 9);
 
 /**
  * @generated from message orvado.v1.ReadImageResponse
@@ -375,7 +413,7 @@ export type ReadImageResponse = Message<"orvado.v1.ReadImageResponse"> & {
  * Use `create(ReadImageResponseSchema)` to create a new message.
  */
 export const ReadImageResponseSchema: GenMessage<ReadImageResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 9);
+  messageDesc(file_orvado_v1_generation, 10);
 
 /**
  * @generated from message orvado.v1.GetJobRequest
@@ -399,7 +437,7 @@ export type GetJobRequest = Message<"orvado.v1.GetJobRequest"> & {
  * Use `create(GetJobRequestSchema)` to create a new message.
  */
 export const GetJobRequestSchema: GenMessage<GetJobRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 10);
+  messageDesc(file_orvado_v1_generation, 11);
 
 /**
  * @generated from message orvado.v1.JobRunning
@@ -416,7 +454,7 @@ export type JobRunning = Message<"orvado.v1.JobRunning"> & {
  * Use `create(JobRunningSchema)` to create a new message.
  */
 export const JobRunningSchema: GenMessage<JobRunning> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 11);
+  messageDesc(file_orvado_v1_generation, 12);
 
 /**
  * @generated from message orvado.v1.GetJobResponse
@@ -453,7 +491,7 @@ export type GetJobResponse = Message<"orvado.v1.GetJobResponse"> & {
  * Use `create(GetJobResponseSchema)` to create a new message.
  */
 export const GetJobResponseSchema: GenMessage<GetJobResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 12);
+  messageDesc(file_orvado_v1_generation, 13);
 
 /**
  * @generated from message orvado.v1.GetMetricsRequest
@@ -466,7 +504,7 @@ export type GetMetricsRequest = Message<"orvado.v1.GetMetricsRequest"> & {
  * Use `create(GetMetricsRequestSchema)` to create a new message.
  */
 export const GetMetricsRequestSchema: GenMessage<GetMetricsRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 13);
+  messageDesc(file_orvado_v1_generation, 14);
 
 /**
  * @generated from message orvado.v1.GetMetricsResponse
@@ -488,7 +526,7 @@ export type GetMetricsResponse = Message<"orvado.v1.GetMetricsResponse"> & {
  * Use `create(GetMetricsResponseSchema)` to create a new message.
  */
 export const GetMetricsResponseSchema: GenMessage<GetMetricsResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 14);
+  messageDesc(file_orvado_v1_generation, 15);
 
 /**
  * @generated from enum orvado.v1.ResponseFormat

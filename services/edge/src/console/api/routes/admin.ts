@@ -13,6 +13,11 @@ const TopUp = z.strictObject({
   usd: usd.refine((text) => usdToMicros(text)! > 0n, "must be more than 0"),
   note: z.string().max(500).default(""),
 });
+// The ranges auth stores (services/auth/src/input.ts); null puts a limit back to its default.
+const Limits = z.strictObject({
+  maxConcurrentJobs: z.number().int().min(0).max(100_000).nullable(),
+  requestsPerMinute: z.number().int().min(1).max(1_000_000).nullable(),
+});
 const PriceUpdate = z.strictObject({
   model: z.string().min(1).max(200),
   tier: z.string().refine((text) => tierFromName(text) !== null, "must be 1K, 2K or 4K"),
@@ -83,6 +88,16 @@ export function adminRoutes(api: FastifyInstance, { auth, billing, generation }:
       return { account: accountJson(account!) };
     });
   }
+
+  api.put<{ Params: { id: string } }>("/admin/accounts/:id/limits", async (request) => {
+    const body = parseInput(Limits, request.body);
+    const { account } = await auth.setAccountLimits({
+      accountId: request.params.id,
+      limits: { maxConcurrentJobs: body.maxConcurrentJobs ?? undefined, requestsPerMinute: body.requestsPerMinute ?? undefined },
+    });
+    request.log.info({ accountId: account!.accountId, by: sessionOf(request).account.accountId, ...body }, "account limits set from the console");
+    return { account: accountJson(account!) };
+  });
 
   api.get("/admin/prices", async () => {
     const [{ prices }, { changes }] = await Promise.all([billing.listPrices({}), billing.listPriceChanges({ limit: 200 })]);

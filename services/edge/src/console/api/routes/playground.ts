@@ -3,7 +3,8 @@ import { z } from "zod";
 import { ErrorCode, ResponseFormat } from "@orvado/proto";
 import type { ConsoleApiDeps } from "../deps.ts";
 import { parseInput, refuse } from "../errors.ts";
-import { CONSOLE_KEY_ID, usageRow } from "../format.ts";
+import { usageRow } from "../format.ts";
+import { playgroundKeyId } from "@orvado/core";
 import { sendRefusal } from "../../../reply.ts";
 import { sessionOf } from "../session.ts";
 import { ownCost } from "../own-cost.ts";
@@ -20,19 +21,20 @@ const Playground = z.strictObject({
 });
 
 /**
- * POST /playground: one generation as the signed-in account, under the key id
- * "console" (no key limit, no model allowlist: the account itself is asking), charged
+ * POST /playground: one generation as the signed-in account, under its playground
+ * key id (playgroundKeyId: no key limit, no model allowlist: the account itself is asking), charged
  * to the account like any request, with the request's cost record in the answer.
  */
 export function playgroundRoutes(api: FastifyInstance, { generation, billing, auth, publicUrl }: ConsoleApiDeps) {
   api.post("/playground", async (request, reply) => {
     const body = parseInput(Playground, request.body);
-    const accountId = sessionOf(request).account.accountId;
+    const { accountId, limits } = sessionOf(request).account;
     // request.id is a fresh request id (the app's genReqId), as on the images route.
     const answer = await generation.createImage({
       requestId: request.id,
       accountId,
-      keyId: CONSOLE_KEY_ID,
+      // The account's own playground key, so its spend is never mixed with another account's.
+      keyId: playgroundKeyId(accountId),
       allowedModels: [],
       model: body.model,
       prompt: body.prompt,
@@ -40,6 +42,8 @@ export function playgroundRoutes(api: FastifyInstance, { generation, billing, au
       ...(body.quality != null && { quality: body.quality }),
       ...(body.n != null && { n: body.n }),
       responseFormat: ResponseFormat.URL,
+      // The account's own limits apply to the playground as to its keys.
+      limits: { accountMaxConcurrentJobs: limits?.maxConcurrentJobs, accountRequestsPerMinute: limits?.requestsPerMinute },
     });
     if (answer.result.case !== "images") {
       if (!answer.result.value) throw refuse(ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");

@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { loadGenerationConfig } from "./config.ts";
+
+// Generation refuses a job limit its billing hold would not outlive
+// (settings-that-must-agree.ts in @orvado/core).
+
+const ENV = { ORVADO_INTERNAL_SECRET: "0123456789abcdef", ORVADO_URL_SIGNING_SECRET: "0123456789abcdef" };
+
+describe("generation config: settings that must agree", () => {
+  it("starts with the defaults, and with a job limit shorter than BILLING_HOLD_TTL_MS", () => {
+    expect(loadGenerationConfig(ENV).jobTimeoutMs).toBe(600_000);
+    expect(loadGenerationConfig({ ...ENV, BILLING_HOLD_TTL_MS: "70000", GENERATION_JOB_TIMEOUT_MS: "60000", GENERATION_ORPHAN_GRACE_MS: "5000" }).jobTimeoutMs).toBe(60_000);
+  });
+
+  it("refuses a job limit plus orphan grace that billing's hold would not outlive, naming the variables", () => {
+    expect(() => loadGenerationConfig({ ...ENV, BILLING_HOLD_TTL_MS: "60000" })).toThrow(/BILLING_HOLD_TTL_MS \(60000\).*GENERATION_JOB_TIMEOUT_MS \(600000\)/);
+    // The default hold (15 minutes) against a long grace.
+    expect(() => loadGenerationConfig({ ...ENV, GENERATION_ORPHAN_GRACE_MS: "600000" })).toThrow(/GENERATION_ORPHAN_GRACE_MS \(600000\)/);
+  });
+
+  it("reads the per-account concurrent-job default (32; 0 turns it off)", () => {
+    expect(loadGenerationConfig(ENV).accountMaxConcurrentJobs).toBe(32);
+    expect(loadGenerationConfig({ ...ENV, GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS: "0" }).accountMaxConcurrentJobs).toBe(0);
+  });
+});
