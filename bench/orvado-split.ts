@@ -50,6 +50,8 @@ export async function startSplitOrvado(options: { modelsFile: string; accounts: 
       env: {
         ORVADO_MODELS_FILE: options.modelsFile,
         GENERATION_ALLOW_PRIVATE_UPSTREAMS: "true",
+        // One account carries all of a run's connections (10,000 held jobs in the soak): no per-account job limit.
+        GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS: "0",
         BENCH_UPSTREAM_KEY: "sk-bench-not-a-real-key",
         // Node flags for the service processes only (e.g. --heapsnapshot-signal=SIGUSR2 to look inside one).
         ...(process.env.BENCH_SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVICE_NODE_OPTIONS } : {}),

@@ -117,6 +117,8 @@ export function startOrvado(options: OrvadoOptions): Promise<Child<OrvadoInfo>> 
       ORVADO_MODELS_FILE: options.modelsFile,
       BENCH_UPSTREAM_KEY: "sk-bench-not-a-real-key",
       GENERATION_ALLOW_PRIVATE_UPSTREAMS: "true",
+      // One account carries all of a run's connections: no per-account job limit.
+      GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS: "0",
       ...(options.cpuProfileDir ? { BENCH_PARENT_DELETES_DATA: "1" } : {}),
       ...options.env,
     },
