@@ -7,10 +7,11 @@ import { deferred } from "./timing.ts";
 import type { DeliveredMessage } from "./types.ts";
 
 // The Kafka adapter's handling of one fetched batch. The adapter as a whole is
-// tested by the event-stream contract suite, which needs a broker (KAFKA_BROKERS)
-// and none exists on the project's machines; this pins down, without one, what
-// the handler does with kafkajs's eachBatch payload: which messages reach which
-// handler, and which offsets it resolves (kafkajs commits only those).
+// tested by the event-stream contract suite against a real broker (KAFKA_BROKERS;
+// CI starts one); this pins down, without one, what the handler does with
+// kafkajs's eachBatch payload, including the cases a broker rarely produces on
+// cue (a stale batch, a stop mid-chunk): which messages reach which handler,
+// and which offsets it resolves (kafkajs commits only those).
 
 const logger = createLogger("kafka-batch-test", "silent");
 const decoder = new TextDecoder();
