@@ -16,7 +16,11 @@ export type BodyCheck = { ok: true; body: ImageRequestBody } | { ok: false; code
 
 const STRING_FIELDS = ["model", "prompt", "size", "quality", "response_format"] as const;
 const ALLOWED_FIELDS = new Set<string>([...STRING_FIELDS, "n"]);
-const FORMATS: Record<string, ResponseFormat> = { url: ResponseFormat.URL, b64_json: ResponseFormat.B64_JSON };
+// A Map, not an object literal: "constructor" or "__proto__" must not find Object.prototype's members.
+const FORMATS = new Map<string, ResponseFormat>([
+  ["url", ResponseFormat.URL],
+  ["b64_json", ResponseFormat.B64_JSON],
+]);
 
 const fail = (code: ErrorCode, message: string): BodyCheck => ({ ok: false, code, message });
 
@@ -42,7 +46,7 @@ export function checkImageRequestBody(body: unknown): BodyCheck {
     return fail(ErrorCode.INVALID_FIELD, "n must be a positive integer");
   }
   const format = (fields.response_format ?? "url") as string;
-  const responseFormat = FORMATS[format];
+  const responseFormat = FORMATS.get(format);
   if (responseFormat === undefined) return fail(ErrorCode.INVALID_FIELD, "response_format must be url or b64_json");
   return {
     ok: true,

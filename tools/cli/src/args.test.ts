@@ -96,6 +96,10 @@ describe("parseCommandLine: mistakes", () => {
     [["keys", "create", "--account", "a", "--name", "x".repeat(501)], "--name is longer than 500"],
     [["--verbose"], "unknown option --verbose"],
     [["help", "nothing"], "unknown command 'nothing'"],
+    [["keys", "constructor"], "unknown command 'keys constructor'"],
+    [["accounts", "toString", "--account", "a"], "unknown command 'accounts toString'"],
+    [["accounts", "show", "--account", "a", "--constructor", "x"], "unknown option --constructor"],
+    [["accounts", "show", "--account", "a", "--__proto__=x"], "unknown option --__proto__"],
   ])("%j -> %s", (argv, fragment) => {
     const message = errorOf(argv);
     expect(message).toContain(fragment);

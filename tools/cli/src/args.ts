@@ -87,13 +87,14 @@ export function parseCommandLine(argv: string[]): Parsed {
   const actions = SUBCOMMANDS[group];
   let action = "";
   let args = rest;
-  if (!("" in actions)) {
+  if (!Object.hasOwn(actions, "")) {
     const [sub, ...more] = rest;
     if (sub === undefined || sub.startsWith("-")) {
       if (sub !== undefined && isHelp(sub)) return { kind: "help", text: groupUsage(group) };
       return error(`'${group}' needs one of: ${Object.keys(actions).join(", ")}`, group);
     }
-    if (!(sub in actions)) return error(`unknown command '${group} ${sub}'`, group);
+    // Own keys only: `orvado keys constructor` names no command.
+    if (!Object.hasOwn(actions, sub)) return error(`unknown command '${group} ${sub}'`, group);
     action = sub;
     args = more;
   }
@@ -139,7 +140,7 @@ function readOptions(args: string[], spec: Spec, command: string): Values {
   for (const token of tokens) {
     if (token.kind === "positional") positionals.push(token.value);
     if (token.kind !== "option") continue;
-    const kind = spec.options[token.name];
+    const kind = Object.hasOwn(spec.options, token.name) ? spec.options[token.name] : undefined;
     // Only long options exist: "-a" must not quietly mean something.
     if (kind === undefined || !token.rawName.startsWith("--")) {
       throw new ArgError(`unknown option ${token.rawName} for '${command}'`);
@@ -152,7 +153,7 @@ function readOptions(args: string[], spec: Spec, command: string): Values {
     }
     const value = token.value;
     // "--name --admin" means the value was forgotten, not a name starting with dashes.
-    const swallowedOption = !token.inlineValue && value?.startsWith("--") && value.slice(2) in spec.options;
+    const swallowedOption = !token.inlineValue && value?.startsWith("--") && Object.hasOwn(spec.options, value.slice(2));
     if (value === undefined || swallowedOption) throw new ArgError(`--${token.name} needs a value`);
     options.set(token.name, value);
   }
