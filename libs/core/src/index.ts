@@ -5,4 +5,5 @@ export * from "./config.ts";
 export * from "./log.ts";
 export * from "./process.ts";
 export * from "./tiers.ts";
+export * from "./limits.ts";
 export * from "./shared-calls.ts";
