@@ -6,4 +6,5 @@ export * from "./log.ts";
 export * from "./process.ts";
 export * from "./tiers.ts";
 export * from "./limits.ts";
+export * from "./timestamps.ts";
 export * from "./shared-calls.ts";

@@ -45,7 +45,8 @@ async function generate(body: Record<string, unknown>) {
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
-  return { status: response.status, body: await response.json() };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return { status: response.status, body: (await response.json()) as any };
 }
 
 /** Nothing held, nothing charged, no cost record: the account is as it was topped up. */
@@ -108,5 +109,38 @@ describe("POST /console/api/playground (real HTTP, signed in as a user)", () => 
     for (const n of BAD_COUNTS) expectRefusal(await play({ model: "beta", prompt: "x", n }), "invalid_field", `n ${n}`);
     for (const text of ILL_FORMED) expectRefusal(await play({ model: "beta", prompt: text }), "invalid_field", `prompt ${JSON.stringify(text)}`);
     await expectUntouched(userAccountId, 50_000_000n);
+  });
+});
+
+describe("console query strings and cursors (real HTTP, signed in as a user)", () => {
+  const OUT_OF_RANGE_TIMES = ["-271821-04-20T00:00:00Z", "+275760-09-13T00:00:00Z", "275760-09-13", "-000001-01-01T00:00:00Z", "10000-01-01"];
+  const BAD_WHOLE_NUMBERS = ["0", "-1", "1e1", "1e300", "0x10", " 5", "5 ", "05", "5.0", "+5", "2.5", "NaN", "Infinity", "", "4294967296", "9007199254740993", "9".repeat(400)];
+  const cursorAt = (iso: string) => Buffer.from(`${iso}|req_AAAAAAAAAAAAAAAAAAAAAA`).toString("base64url");
+
+  it("refuses out-of-range dates in from and to, on /usage and /usage.csv, with 400", async () => {
+    for (const time of OUT_OF_RANGE_TIMES) {
+      for (const field of ["from", "to"]) {
+        for (const path of ["/usage", "/usage.csv"]) {
+          const answer = await user.call("GET", `${path}?${field}=${encodeURIComponent(time)}`);
+          expectRefusal(answer, "invalid_field", `${path} ${field}=${time}`);
+          expect(answer.body.error.message).toContain("between the years 0001 and 9999");
+        }
+      }
+    }
+  });
+
+  it("refuses a cursor that encodes an out-of-range date with 400", async () => {
+    for (const iso of ["-271821-04-20T00:00:00.000Z", "+275760-09-13T00:00:00.000Z"]) {
+      expectRefusal(await user.call("GET", `/usage?cursor=${cursorAt(iso)}`), "invalid_field", `cursor ${iso}`);
+    }
+  });
+
+  it("reads whole numbers (limit, days) only in plain digits and in range", async () => {
+    for (const text of BAD_WHOLE_NUMBERS) {
+      expectRefusal(await user.call("GET", `/usage?limit=${encodeURIComponent(text)}`), "invalid_field", `limit ${JSON.stringify(text)}`);
+      expectRefusal(await user.call("GET", `/spend?days=${encodeURIComponent(text)}`), "invalid_field", `days ${JSON.stringify(text)}`);
+    }
+    expect((await user.call("GET", "/usage?limit=200")).status).toBe(200);
+    expect((await user.call("GET", "/spend?days=366")).status).toBe(200);
   });
 });

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { TIER_NAMES, isRequestId, usdToMicros, type TierName } from "@orvado/core";
+import { TIER_NAMES, TIMESTAMP_RANGE_TEXT, isRequestId, isSupportedTimestamp, usdToMicros, type TierName } from "@orvado/core";
 import { GROUPS, globalUsage, groupUsage, type Group } from "./usage.ts";
 
 export type Command =
@@ -276,8 +276,8 @@ const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 function dateArg(flag: string, text: string, edge: "start" | "end"): Date {
   const trimmed = text.trim();
   const date = new Date(DATE_ONLY.test(trimmed) ? `${trimmed}T00:00:00Z` : trimmed);
-  if (Number.isNaN(date.getTime()) || (DATE_ONLY.test(trimmed) && date.toISOString().slice(0, 10) !== trimmed)) {
-    throw new ArgError(`--${flag} must be a date like 2026-11-01 or an ISO time like 2026-11-01T12:00:00Z (got '${text}')`);
+  if (!isSupportedTimestamp(date.getTime()) || (DATE_ONLY.test(trimmed) && date.toISOString().slice(0, 10) !== trimmed)) {
+    throw new ArgError(`--${flag} must be a date like 2026-11-01 or an ISO time like 2026-11-01T12:00:00Z, ${TIMESTAMP_RANGE_TEXT} (got '${text}')`);
   }
   return DATE_ONLY.test(trimmed) && edge === "end" ? new Date(date.getTime() + 86_400_000) : date;
 }
