@@ -144,3 +144,38 @@ describe("console query strings and cursors (real HTTP, signed in as a user)", (
     expect((await user.call("GET", "/spend?days=366")).status).toBe(200);
   });
 });
+
+describe("the API key header and image links (real HTTP)", () => {
+  it("answers Authorization: Bearer with nothing after it as missing_api_key", async () => {
+    for (const authorization of ["Bearer ", "Bearer", "bearer \t"]) {
+      const response = await fetch(`${stack.edgeUrl}/v1/images/generations`, {
+        method: "POST",
+        headers: { authorization, "content-type": "application/json" },
+        body: JSON.stringify({ model: "beta", prompt: "x" }),
+      });
+      expect(response.status, JSON.stringify(authorization)).toBe(401);
+      expect(((await response.json()) as { error: { code: string } }).error.code, JSON.stringify(authorization)).toBe("missing_api_key");
+    }
+  });
+
+  it("opens an image link only with expires in the canonical integer form it was signed with", async () => {
+    const { status, body } = await generate({ model: "beta", prompt: "a link to spell differently" });
+    expect(status).toBe(200);
+    const link = new URL(body.data[0].url);
+    const expires = link.searchParams.get("expires")!;
+    const withExpires = (text: string) => {
+      const url = new URL(link);
+      url.search = `?expires=${encodeURIComponent(text)}&sig=${link.searchParams.get("sig")}`;
+      return fetch(url);
+    };
+    expect((await withExpires(expires)).status).toBe(200);
+    const respellings = [`+${expires}`, `0${expires}`, ` ${expires}`, `${expires} `, `${expires}.0`, `${Number(expires) / 10}e1`, `0x${Number(expires).toString(16)}`, `${expires}.`];
+    for (const text of respellings) {
+      const response = await withExpires(text);
+      expect(response.status, JSON.stringify(text)).toBe(404);
+      expect(((await response.json()) as { error: { code: string } }).error.code, JSON.stringify(text)).toBe("not_found");
+    }
+    const doubled = await fetch(`${link.origin}${link.pathname}?expires=${expires}&expires=${expires}&sig=${link.searchParams.get("sig")}`);
+    expect(doubled.status).toBe(404);
+  });
+});
