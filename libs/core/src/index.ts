@@ -5,6 +5,8 @@ export * from "./config.ts";
 export * from "./log.ts";
 export * from "./process.ts";
 export * from "./tiers.ts";
+export * from "./limits.ts";
+export * from "./timestamps.ts";
 export * from "./shared-calls.ts";
 export * from "./settings-that-must-agree.ts";
 export * from "./playground-key.ts";

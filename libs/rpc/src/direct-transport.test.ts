@@ -52,6 +52,13 @@ describe("unary calls to a server in the same process", () => {
     await expect(intruder.getCost({ requestId: "req_3" })).rejects.toMatchObject({ code: Code.Unauthenticated });
   });
 
+  it("refuse a message no wire could carry (an unpaired surrogate) with InvalidArgument, before the handler runs", async () => {
+    const billing = await client();
+    seen.request = undefined;
+    await expect(billing.getCost({ requestId: "req_\ud800" })).rejects.toMatchObject({ code: Code.InvalidArgument });
+    expect(seen.request).toBeUndefined();
+  });
+
   it("pass errors on as the network would: code, message and metadata, not the thrown object", async () => {
     const billing = await client();
     const refused = await billing.getCost({ requestId: "missing" }).catch((error: unknown) => error);

@@ -1,5 +1,6 @@
 import { clone, create, type DescMessage, type DescMethod, type DescMethodUnary, type MessageInitShape } from "@bufbuild/protobuf";
 import {
+  Code,
   ConnectError,
   createContextValues,
   createServiceImplSpec,
@@ -56,6 +57,19 @@ function asReceived(error: unknown): ConnectError {
   return new ConnectError(received.rawMessage, received.code, received.metadata, received.details as never);
 }
 
+/**
+ * The server's copy of the request. A value no wire could carry (a uint32 out of
+ * range, an unpaired surrogate) fails here, before the handler runs, as a
+ * network server fails to decode it: InvalidArgument, so the caller knows no work began.
+ */
+function receivedCopy(method: AnyUnaryMethod, message: DescMessage | object) {
+  try {
+    return clone(method.input, message as never);
+  } catch (error) {
+    throw new ConnectError(`the request message cannot be decoded: ${(error as Error).message}`, Code.InvalidArgument);
+  }
+}
+
 export interface DirectCall {
   method: AnyUnaryMethod;
   implementation: UnaryImplementation;
@@ -83,7 +97,7 @@ export async function callDirect(call: DirectCall): Promise<UnaryResponse<DescMe
       contextValues: request.contextValues,
     });
     try {
-      const output = await outcome(call.implementation(clone(method.input, request.message), context));
+      const output = await outcome(call.implementation(receivedCopy(method, request.message), context));
       const message = clone(method.output, create(method.output, output as MessageInitShape<DescMessage>));
       return { stream: false, service, method, header: context.responseHeader, message, trailer: context.responseTrailer };
     } finally {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { BillingService, Tier } from "@orvado/proto";
 import { Code, ConnectError } from "@orvado/rpc";
-import { tierFromName, tierName } from "@orvado/core";
+import { TIMESTAMP_RANGE_TEXT, isSupportedTimestamp, tierFromName, tierName } from "@orvado/core";
 import type { Db } from "@orvado/db";
 import { reserve } from "./reserve.ts";
 import { MAX_TOP_UP_MICROS, adjust, topUp } from "./top-up.ts";
@@ -22,7 +22,12 @@ function required(value: string, name: string): string {
 
 const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
-const optionalDate = (unixMs: bigint | undefined) => (unixMs === undefined ? undefined : new Date(Number(unixMs)));
+/** A bound from a caller, refused (InvalidArgument) when PostgreSQL could not compare with it. */
+function optionalDate(unixMs: bigint | undefined, name: string): Date | undefined {
+  if (unixMs === undefined) return undefined;
+  if (!isSupportedTimestamp(Number(unixMs))) throw new ConnectError(`${name} must be a time ${TIMESTAMP_RANGE_TEXT}`, Code.InvalidArgument);
+  return new Date(Number(unixMs));
+}
 
 const changeMessage = (change: PriceChange) => ({
   changeId: change.changeId,
@@ -146,8 +151,8 @@ export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }
           accountId: required(req.accountId, "account_id"),
           keyId: req.keyId,
           model: req.model,
-          from: optionalDate(req.fromUnixMs),
-          to: optionalDate(req.toUnixMs),
+          from: optionalDate(req.fromUnixMs, "from_unix_ms"),
+          to: optionalDate(req.toUnixMs, "to_unix_ms"),
           limit: pageSize(req.limit, 100, 1000),
           cursor: req.cursor || undefined,
         });
@@ -164,8 +169,8 @@ export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }
       },
       async getStatement(req) {
         const statement = await accountStatement(db, required(req.accountId, "account_id"), {
-          from: optionalDate(req.fromUnixMs),
-          to: optionalDate(req.toUnixMs),
+          from: optionalDate(req.fromUnixMs, "from_unix_ms"),
+          to: optionalDate(req.toUnixMs, "to_unix_ms"),
         });
         return {
           ...statement,

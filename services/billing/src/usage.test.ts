@@ -82,6 +82,22 @@ describe("ListCostRecords", () => {
     );
     await expect(billing.client.listCostRecords({ accountId, limit: 5000 })).rejects.toBeInstanceOf(ConnectError);
   });
+
+  it("refuses times PostgreSQL cannot hold, in a cursor or a bound, with InvalidArgument (not a database error)", async () => {
+    const invalidArgument = (error: unknown) => error instanceof ConnectError && error.code === Code.InvalidArgument;
+    const cursorAt = (iso: string) => Buffer.from(`${iso}|req_AAAAAAAAAAAAAAAAAAAAAA`).toString("base64url");
+    for (const iso of ["-271821-04-20T00:00:00.000Z", "+275760-09-13T00:00:00.000Z", "-000001-01-01T00:00:00.000Z"]) {
+      await expect(billing.client.listCostRecords({ accountId, cursor: cursorAt(iso) }), iso).rejects.toSatisfy(invalidArgument);
+    }
+    for (const unixMs of [-8_640_000_000_000_000n, 8_640_000_000_000_000n, -62_135_596_800_001n, 9_223_372_036_854_775_807n]) {
+      await expect(billing.client.listCostRecords({ accountId, fromUnixMs: unixMs }), String(unixMs)).rejects.toSatisfy(invalidArgument);
+      await expect(billing.client.listCostRecords({ accountId, toUnixMs: unixMs }), String(unixMs)).rejects.toSatisfy(invalidArgument);
+      await expect(billing.client.getStatement({ accountId, fromUnixMs: unixMs }), String(unixMs)).rejects.toSatisfy(invalidArgument);
+    }
+    // A cursor this service gave still works.
+    const first = await billing.client.listCostRecords({ accountId, limit: 1 });
+    expect((await billing.client.listCostRecords({ accountId, limit: 1, cursor: first.nextCursor })).records).toHaveLength(1);
+  });
 });
 
 describe("spend", () => {

@@ -1,5 +1,6 @@
 import type { CostRecord } from "@orvado/proto";
 import type { Queryable } from "@orvado/db";
+import { isSupportedTimestamp } from "@orvado/core";
 import { COST_COLUMNS, costFromRow, type CostRow } from "./cost.ts";
 
 // What an account owner sees of their own requests: pages of cost records,
@@ -20,10 +21,11 @@ export function encodeCursor(createdAt: Date, requestId: string): string {
   return Buffer.from(`${createdAt.toISOString()}|${requestId}`).toString("base64url");
 }
 
+/** Null for anything encodeCursor could not have made, such as a time PostgreSQL cannot hold. */
 export function decodeCursor(cursor: string): { createdAt: Date; requestId: string } | null {
-  const [iso, requestId] = Buffer.from(cursor, "base64url").toString("utf8").split("|");
+  const [iso, requestId, ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split("|");
   const createdAt = new Date(iso ?? "");
-  if (!requestId || Number.isNaN(createdAt.getTime())) return null;
+  if (rest.length > 0 || !requestId || !isSupportedTimestamp(createdAt.getTime())) return null;
   return { createdAt, requestId };
 }
 

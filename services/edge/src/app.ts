@@ -14,6 +14,7 @@ import { consoleStaticRoutes } from "./console/static.ts";
 import { consoleApiRoutes } from "./console/api/index.ts";
 import { jobRoutes } from "./routes/jobs.ts";
 import { metricsRoutes } from "./routes/metrics.ts";
+import { refuseIllFormedText } from "./well-formed-text.ts";
 
 /** Fastify's own refusals (bad JSON, size, media type) in the spec's error shape. */
 function codeForFrameworkError(error: FastifyError): ErrorCode | null {
@@ -48,6 +49,8 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   app.addHook("onResponse", async (request, reply) => {
     request.log.info({ method: request.method, url: request.url.split("?")[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");
   });
+  // Before any route reads a body or query: text that cannot be UTF-8 never reaches a service.
+  app.addHook("preValidation", refuseIllFormedText);
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const code = codeForFrameworkError(error);
     if (code !== null) return sendError(request, reply, code, error.message.replace(/^Body /, "The request body "));

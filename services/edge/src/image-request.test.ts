@@ -43,3 +43,15 @@ describe("checkImageRequestBody", () => {
     for (const body of [null, [], "x", 3, undefined]) expect(checkImageRequestBody(body)).toMatchObject({ ok: false, code: ErrorCode.INVALID_REQUEST });
   });
 });
+
+describe("checkImageRequestBody and Object.prototype's names", () => {
+  it("refuses them as response_format, in any case", () => {
+    for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf", "Constructor", "__PROTO__"]) {
+      expect(checkImageRequestBody({ model: "beta", prompt: "x", response_format: name }), name).toMatchObject({
+        ok: false,
+        code: ErrorCode.INVALID_FIELD,
+        message: "response_format must be url or b64_json",
+      });
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import { ErrorCode, ResponseFormat } from "@orvado/proto";
+import { IMAGE_COUNT_CEILING } from "@orvado/core";
 
 // The JSON shape of spec 2.1: which fields exist and their types. What the
 // values mean (models, sizes, tiers, n's range) is generation's to judge.
@@ -16,7 +17,11 @@ export type BodyCheck = { ok: true; body: ImageRequestBody } | { ok: false; code
 
 const STRING_FIELDS = ["model", "prompt", "size", "quality", "response_format"] as const;
 const ALLOWED_FIELDS = new Set<string>([...STRING_FIELDS, "n"]);
-const FORMATS: Record<string, ResponseFormat> = { url: ResponseFormat.URL, b64_json: ResponseFormat.B64_JSON };
+// A Map, not an object literal: "constructor" or "__proto__" must not find Object.prototype's members.
+const FORMATS = new Map<string, ResponseFormat>([
+  ["url", ResponseFormat.URL],
+  ["b64_json", ResponseFormat.B64_JSON],
+]);
 
 const fail = (code: ErrorCode, message: string): BodyCheck => ({ ok: false, code, message });
 
@@ -37,12 +42,13 @@ export function checkImageRequestBody(body: unknown): BodyCheck {
     if (value !== undefined && value !== null && typeof value !== "string") return fail(ErrorCode.INVALID_FIELD, `${name} must be a string`);
   }
   const n = fields.n;
-  // The upper bound is generation's (configurable); below 1 is never an image count.
-  if (n !== undefined && n !== null && !(typeof n === "number" && Number.isSafeInteger(n) && n >= 1)) {
-    return fail(ErrorCode.INVALID_FIELD, "n must be a positive integer");
+  // Generation's GENERATION_MAX_IMAGES may allow fewer; no configuration allows more than the
+  // ceiling, and checking it here keeps 2^32 and up from overflowing the uint32 on the wire.
+  if (n !== undefined && n !== null && !(typeof n === "number" && Number.isInteger(n) && n >= 1 && n <= IMAGE_COUNT_CEILING)) {
+    return fail(ErrorCode.INVALID_FIELD, `n must be an integer from 1 to ${IMAGE_COUNT_CEILING}; got ${JSON.stringify(n).slice(0, 40)}`);
   }
   const format = (fields.response_format ?? "url") as string;
-  const responseFormat = FORMATS[format];
+  const responseFormat = FORMATS.get(format);
   if (responseFormat === undefined) return fail(ErrorCode.INVALID_FIELD, "response_format must be url or b64_json");
   return {
     ok: true,

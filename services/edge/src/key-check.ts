@@ -5,7 +5,8 @@ import type { Client } from "@orvado/rpc";
 
 export type KeyCheck = { ok: true; key: VerifiedKey } | { ok: false; refusal: Refusal };
 
-const BEARER = /^Bearer[ \t]+(\S*)[ \t]*$/i;
+/** "Bearer" then the token; HTTP drops trailing spaces, so "Bearer " arrives as "Bearer" and means no token. */
+const BEARER = /^Bearer(?:[ \t]+(\S*))?[ \t]*$/i;
 
 /**
  * Reads the bearer key and asks auth who it belongs to, remembering answers for

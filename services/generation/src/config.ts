@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { TIMING_DEFAULTS, checkSettingsAgree, flagSchema, parseEnv, portSchema, timingsFrom } from "@orvado/core";
+import { IMAGE_COUNT_CEILING, TIMING_DEFAULTS, checkSettingsAgree, flagSchema, parseEnv, portSchema, timingsFrom } from "@orvado/core";
 import { kafkaEnvShape, kafkaSettingsFromEnv, type KafkaSettings } from "@orvado/events";
 import { checkStorageEnv, storageConfigFrom, storageEnvShape, type StorageConfig } from "./storage/config.ts";
 
@@ -53,7 +53,7 @@ const schema = z.object({
   ...storageEnvShape,
   GENERATION_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(86_400),
   GENERATION_JOB_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(TIMING_DEFAULTS.GENERATION_JOB_TIMEOUT_MS),
-  GENERATION_MAX_IMAGES: z.coerce.number().int().min(1).max(10).default(4),
+  GENERATION_MAX_IMAGES: z.coerce.number().int().min(1).max(IMAGE_COUNT_CEILING).default(4),
   ...kafkaEnvShape,
   GENERATION_ALLOW_PRIVATE_UPSTREAMS: flagSchema,
   GENERATION_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),

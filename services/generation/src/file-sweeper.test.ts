@@ -83,8 +83,8 @@ describe.each(stores)("the file sweeper on %s", (_name, openStore) => {
 describe("the file sweeper", () => {
   it("prunes Idempotency-Keys past their 24 hours and keeps live ones", async () => {
     await db.query(
-      `INSERT INTO generation.idempotency_keys (account_id, idempotency_key, body_hash, request_id, expires_at) VALUES
-         ($1, 'old', 'h', $2, now() - interval '1 second'), ($1, 'live', 'h', $3, now() + interval '1 hour')`,
+      `INSERT INTO generation.idempotency_keys (account_id, key_id, idempotency_key, body_hash, request_id, expires_at) VALUES
+         ($1, 'key_a', 'old', 'h', $2, now() - interval '1 second'), ($1, 'key_a', 'live', 'h', $3, now() + interval '1 hour')`,
       [ACCOUNT, newRequestId(), newRequestId()],
     );
     const { keysPruned } = await sweepExpiredFiles({ db, store: new SegmentImageStore(root), logger });

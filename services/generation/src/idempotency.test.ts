@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -209,6 +209,36 @@ describe("IdempotentRequests across two replicas", () => {
         throw new Error("must not start");
       });
       expect(answer.result, JSON.stringify(bad)).toMatchObject({ case: "refusal", value: { code: ErrorCode.INVALID_REQUEST } });
+    }
+  });
+});
+
+describe("migration 003: Idempotency-Keys scoped to the API key", () => {
+  it("gives each live row the key id of its job and drops claims that never started a job", async () => {
+    const fresh = await freshDatabase();
+    const db = await openDb(fresh.url);
+    const before = await mkdtemp(join(tmpdir(), "orvado-migrations-"));
+    try {
+      const dir = fileURLToPath(new URL("../migrations", import.meta.url));
+      for (const file of ["001_jobs.sql", "002_idempotency_and_sweep.sql"]) await cp(join(dir, file), join(before, file));
+      await migrate(db, "generation", before);
+      const started = request({ accountId: "acct_mig", idempotencyKey: "started" });
+      const claimOnly = request({ accountId: "acct_mig", idempotencyKey: "claim-only" });
+      await startJob(db, started);
+      await db.query(
+        `INSERT INTO generation.idempotency_keys (account_id, idempotency_key, body_hash, request_id, expires_at)
+         VALUES ('acct_mig', 'started', 'h', $1, now() + interval '1 hour'), ('acct_mig', 'claim-only', 'h', $2, now() + interval '1 hour')`,
+        [started.requestId, claimOnly.requestId],
+      );
+      expect(await migrate(db, "generation", dir)).toContain("003_idempotency_per_api_key.sql");
+      const { rows } = await db.query<{ idempotency_key: string; key_id: string; request_id: string }>(
+        "SELECT idempotency_key, key_id, request_id FROM generation.idempotency_keys WHERE account_id = 'acct_mig'",
+      );
+      expect(rows).toEqual([{ idempotency_key: "started", key_id: "key_idem", request_id: started.requestId }]);
+    } finally {
+      await db.close();
+      await fresh.drop();
+      await rm(before, { recursive: true, force: true });
     }
   });
 });

@@ -6,8 +6,9 @@ import type { Db } from "@orvado/db";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { lookupJob, type JobLookupDeps, type JobState } from "./job-lookup.ts";
 
-// Idempotency-Key (docs/api.md, "Idempotent retries"). One live key per account
-// names one request: a retry with the same body attaches to that request's job
+// Idempotency-Key (docs/api.md, "Idempotent retries"). One live key per API key
+// (account and key id) names one request, so a key only ever receives a replay of
+// its own request and its restrictions always apply: a retry with the same body attaches to that request's job
 // (waits for it, or reads its stored result) and is never reserved or charged
 // again; the same key with another body is a 409. A request that ends in any
 // error frees its key, so a retry after a failure runs a new job.
@@ -39,26 +40,34 @@ export function requestFingerprint(req: CreateImageRequest): string {
 
 type Claim = { kind: "claimed" } | { kind: "taken"; requestId: string; bodyHash: string; createdAt: Date } | { kind: "vanished" };
 
-/** One insert wins per (account, key); an expired key is taken over in the same statement. */
+/** Whose Idempotency-Key it is: the API key that sent it, within its account. */
+interface KeyScope {
+  accountId: string;
+  keyId: string;
+  idempotencyKey: string;
+}
+
+/** One insert wins per (account, API key, Idempotency-Key); an expired one is taken over in the same statement. */
 async function claimKey(db: Db, req: CreateImageRequest, bodyHash: string): Promise<Claim> {
   const won = await db.query(
-    `INSERT INTO generation.idempotency_keys (account_id, idempotency_key, body_hash, request_id, expires_at)
-     VALUES ($1, $2, $3, $4, now() + $5 * interval '1 second')
-     ON CONFLICT (account_id, idempotency_key) DO UPDATE
+    `INSERT INTO generation.idempotency_keys (account_id, key_id, idempotency_key, body_hash, request_id, expires_at)
+     VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 second')
+     ON CONFLICT (account_id, key_id, idempotency_key) DO UPDATE
        SET body_hash = EXCLUDED.body_hash, request_id = EXCLUDED.request_id, created_at = now(), expires_at = EXCLUDED.expires_at
        WHERE generation.idempotency_keys.expires_at <= now()
      RETURNING request_id`,
-    [req.accountId, req.idempotencyKey, bodyHash, req.requestId, IDEMPOTENCY_KEY_TTL_SECONDS],
+    [req.accountId, req.keyId, req.idempotencyKey, bodyHash, req.requestId, IDEMPOTENCY_KEY_TTL_SECONDS],
   );
   if (won.rowCount > 0) return { kind: "claimed" };
-  const held = await readKey(db, req.accountId, req.idempotencyKey);
+  const held = await readKey(db, req);
   return held ? { kind: "taken", ...held } : { kind: "vanished" };
 }
 
-async function readKey(db: Db, accountId: string, key: string) {
+async function readKey(db: Db, scope: KeyScope) {
   const { rows } = await db.query<{ request_id: string; body_hash: string; created_at: Date }>(
-    "SELECT request_id, body_hash, created_at FROM generation.idempotency_keys WHERE account_id = $1 AND idempotency_key = $2 AND expires_at > now()",
-    [accountId, key],
+    `SELECT request_id, body_hash, created_at FROM generation.idempotency_keys
+     WHERE account_id = $1 AND key_id = $2 AND idempotency_key = $3 AND expires_at > now()`,
+    [scope.accountId, scope.keyId, scope.idempotencyKey],
   );
   const row = rows[0];
   return row ? { requestId: row.request_id, bodyHash: row.body_hash, createdAt: row.created_at } : null;
@@ -104,7 +113,7 @@ export class IdempotentRequests {
       }
       const log = this.deps.logger.child({ requestId: req.requestId, originalRequestId: claim.requestId });
       log.info("idempotent retry attaches to its original request");
-      const answer = await this.#attach(req.accountId, req.idempotencyKey, claim);
+      const answer = await this.#attach(req, claim);
       if (answer) return replay(claim.requestId, answer);
       log.info("the original request ended before starting a job; claiming the key again");
     }
@@ -126,23 +135,23 @@ export class IdempotentRequests {
   }
 
   /** The original's answer, or null when it ended without a job so the key is free to claim again. */
-  async #attach(accountId: string, key: string, claim: { requestId: string; createdAt: Date }): Promise<Reply | null> {
+  async #attach(scope: KeyScope, claim: { requestId: string; createdAt: Date }): Promise<Reply | null> {
     const local = this.#running.get(claim.requestId);
     if (local) return local;
     for (;;) {
-      const state = await lookupJob(this.deps, claim.requestId, accountId, "as_requested");
+      const state = await lookupJob(this.deps, claim.requestId, scope.accountId, "as_requested");
       if (state && state.case !== "running") return answerOf(state);
       if (state && Date.now() > Number(state.createdUnix) * 1000 + this.deps.config.jobTimeoutMs + LOST_JOB_GRACE_MS) {
         return answerOf({ case: "failure", value: refusal(ErrorCode.ASYNC_IMAGE_FAILED, "The original request's job was lost before it finished; nothing was charged for it", { shouldRetry: true }) as Refusal });
       }
-      if (!state && !(await this.#claimStillPending(accountId, key, claim))) return null;
+      if (!state && !(await this.#claimStillPending(scope, claim))) return null;
       await sleep(POLL_MS);
     }
   }
 
   /** False once the original's claim is gone (it was refused before its job started) or was abandoned. */
-  async #claimStillPending(accountId: string, key: string, claim: { requestId: string; createdAt: Date }): Promise<boolean> {
-    const held = await readKey(this.deps.db, accountId, key);
+  async #claimStillPending(scope: KeyScope, claim: { requestId: string; createdAt: Date }): Promise<boolean> {
+    const held = await readKey(this.deps.db, scope);
     if (held?.requestId !== claim.requestId) return false;
     if (Date.now() - claim.createdAt.getTime() < ABANDONED_CLAIM_MS) return true;
     await this.deps.db.query(

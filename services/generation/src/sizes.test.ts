@@ -37,4 +37,9 @@ describe("tierForSize", () => {
     expect(tierForSize({ width: 3000, height: 64 })).toBe(Tier.TIER_4K);
     expect(tierForSize({ width: 1024, height: 1024 })).toBe(Tier.TIER_1K);
   });
+  it("refuses the names of Object.prototype's members, in any case, as unknown sizes", () => {
+    for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf", "CONSTRUCTOR", "__PROTO__", "isPrototypeOf"]) {
+      expect(parseSize(name), name).toMatchObject({ ok: false });
+    }
+  });
 });

@@ -13,12 +13,13 @@ export interface ImageSize {
   label: string;
 }
 
-const NAMED: Record<string, ImageSize> = {
-  auto: { width: 1024, height: 1024, label: "auto" },
-  "1k": { width: 1024, height: 1024, label: "1k" },
-  "2k": { width: 2048, height: 2048, label: "2k" },
-  "4k": { width: 4096, height: 4096, label: "4k" },
-};
+// A Map, not an object literal: a client's "constructor" or "__proto__" must not find Object.prototype's members.
+const NAMED = new Map<string, ImageSize>([
+  ["auto", { width: 1024, height: 1024, label: "auto" }],
+  ["1k", { width: 1024, height: 1024, label: "1k" }],
+  ["2k", { width: 2048, height: 2048, label: "2k" }],
+  ["4k", { width: 4096, height: 4096, label: "4k" }],
+]);
 
 const PIXELS = /^(\d{1,5})x(\d{1,5})$/;
 
@@ -26,7 +27,7 @@ export type SizeParse = { ok: true; size: ImageSize } | { ok: false; message: st
 
 export function parseSize(text: string | undefined): SizeParse {
   const raw = (text ?? DEFAULT_SIZE).trim().toLowerCase();
-  const named = NAMED[raw];
+  const named = NAMED.get(raw);
   if (named) return { ok: true, size: named };
   const match = PIXELS.exec(raw);
   if (!match) {

@@ -4,10 +4,15 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuthService, BillingService } from "@orvado/proto";
 import { internalClient } from "@orvado/rpc";
-import { startTestStack, type TestStack } from "./harness.ts";
+import { startTestStack, TEST_ADMIN, type TestStack } from "./harness.ts";
+import { signedIn } from "./console-browser.ts";
+import { consoleCase, type ConsoleSession, type ConsoleSessions } from "./fuzz-console-cases.ts";
+import { INTEGER_EDGES, Random, illFormedText, prototypeName, type FuzzCase, type HttpCase, type RawCase } from "./fuzz-support.ts";
 
-// Hostile input against a real running edge (issue E, item 5): malformed and odd
-// requests from a seeded generator. Every answer must be a 4xx in the spec's error
+// Hostile input against a real running edge (issue E, item 5; issue G, item 13):
+// malformed and odd requests from a seeded generator, to /v1 and, with live
+// sessions of a user and the admin, to the console API (fuzz-console-cases.ts).
+// The hostile values are in fuzz-support.ts and listed in docs/reliability.md. Every answer must be a 4xx in the spec's error
 // shape (2.6) with an x-request-id, never a 5xx or a dropped connection, and nothing
 // may be charged. Each case carries at least one defect that makes it invalid, so a
 // 200 is always a bug. FUZZ_COUNT sets the number of cases, FUZZ_SEED replays a run.
@@ -17,65 +22,13 @@ const SEED = Number(process.env.FUZZ_SEED ?? randomInt(2 ** 31));
 const PARALLEL = 16;
 const REQUEST_ID_IN_MESSAGE = /\(request id: (req_[A-Za-z0-9_-]+)\)$/;
 
-// ---- a small seeded generator (mulberry32) ----
-
-class Random {
-  #state: number;
-  constructor(seed: number) {
-    this.#state = seed >>> 0;
-  }
-  next(): number {
-    this.#state = (this.#state + 0x6d2b79f5) >>> 0;
-    let t = this.#state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  int(max: number): number {
-    return Math.floor(this.next() * max);
-  }
-  pick<T>(items: readonly T[]): T {
-    return items[this.int(items.length)]!;
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-  /** Text from a mix of alphabets: ASCII, control characters, accents, CJK, RTL marks, emoji, lone surrogates. */
-  text(maxLength: number): string {
-    const pools = ["abcxyz ABC019-_.", "\u0000\u0001\u0007\b\t\n\r\u001b\u007f", "éßøñüç", "漢字かなカナ한글", "\u200b\u200e\u202e\ufeff", "😀🎨🔥👩‍🎨", "\ud800\udfff"];
-    let text = "";
-    const length = this.int(maxLength + 1);
-    for (let index = 0; index < length; index += 1) text += this.pick([...this.pick(pools)]);
-    return text;
-  }
-}
-
-// ---- hostile cases ----
-
-interface HttpCase {
-  kind: "http";
-  label: string;
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body?: string;
-}
-
-interface RawCase {
-  kind: "raw";
-  label: string;
-  bytes: string;
-}
-
-type FuzzCase = HttpCase | RawCase;
-
 const MODELS = ["beta", "beta-2.1", "beta-pro", "beta-2-lite", "alpha-2.5-flare", "alpha-2.5-sunburst"];
 const BAD_SIZES = [
   "0x0", "-1x5", "99999x1", "1e3x1e3", "", " ", "x", "1024x", "x1024", "1024*1024", "1024x1024x1", "0x1024", "63x63", "4097x4097",
   "NaNxNaN", "Infinityx1", "1024 x 1024", "１０２４x１０２４", "1024x1024\u0000", "8k", "0k", "auto2", "0x1", "1x0", "-0x-0",
   "1024.5x1024", "0x10x10", "99999999999999999999x1", "🎨x🎨",
 ];
-const BAD_N = [0, -1, 1.5, "1", true, [], {}, 1e9, 11, 2 ** 53, "", -0.5];
+const BAD_N = [...INTEGER_EDGES, true, [], {}, 1e9, 11];
 const WRONG_TYPES = [1, 0, -1, true, false, [], ["beta"], {}, { a: 1 }, 1.5];
 const CONTENT_TYPES = [
   "application/json", "application/json; charset=utf-8", "Application/JSON", "text/plain", "application/x-www-form-urlencoded",
@@ -110,6 +63,16 @@ function addDefect(random: Random, body: Record<string, unknown>): string {
     () => ((body.response_format = random.pick(["png", "", "b64", "json", 1])), "bad response_format"),
     () => ((body[field] = random.pick(WRONG_TYPES)), `${field} of the wrong type`),
     () => (delete body[random.pick(["model", "prompt"])], "missing required field"),
+    () => {
+      const named = random.pick(["size", "response_format", "model", "quality"]);
+      body[named] = prototypeName(random);
+      return `${named} named like a prototype member`;
+    },
+    () => {
+      const named = random.pick(["prompt", "model", "size", "quality", "response_format"]);
+      body[named] = illFormedText(random);
+      return `${named} with an unpaired surrogate`;
+    },
     () => ((body.prompt = ""), "empty prompt"),
   ];
   return random.pick(defects)();
@@ -186,6 +149,8 @@ const ODD_PATHS = [
   "/api/cost/request/req_doesnotexist0000000000", "/api/cost/request/%", "/api/cost/request/%zz", "/api/cost/request/%ff%fe",
   "/v1/files/x.png", "/v1/files/img_aaaaaaaaaaaa.png?expires=1e400&sig=x", "/v1/files/img_aaaaaaaaaaaa.png", "/v1/files/%E0%A4%A.png",
   "/v1/images/generations/req_nope", "/v1/chat/completions", "/.env", "/%00", "/v1/models/beta", "/healthz/x", "/metrics/x",
+  "/v1/files/img_aaaaaaaaaaaa.png?expires=+1&sig=x", "/v1/files/img_aaaaaaaaaaaa.png?expires=0x10&sig=x", "/v1/files/img_aaaaaaaaaaaa.png?expires=1&expires=2&sig=x",
+  "/v1/files/img_aaaaaaaaaaaa.png?expires=1&sig=a&sig=b", "/v1/files/constructor.png?expires=1&sig=x", "/v1/images/generations/__proto__",
 ];
 
 /** Paths and methods that are not routes. GET and HEAD never go to the routes that exist for them. */
@@ -221,13 +186,22 @@ function rawCase(random: Random): RawCase {
   return { kind: "raw", label: "malformed HTTP", bytes: random.pick(options) };
 }
 
-function makeCase(random: Random, key: string): FuzzCase {
+/** A /v1 body with noise and one defect (the playground takes the same fields). */
+function invalidImageBody(random: Random): Record<string, unknown> {
+  const body = validBody(random);
+  addNoise(random, body);
+  addDefect(random, body);
+  return body;
+}
+
+function makeCase(random: Random, key: string, sessions: ConsoleSessions): FuzzCase {
   const roll = random.next();
-  if (roll < 0.2) return authCase(random, key);
-  if (roll < 0.65) return bodyCase(random, key);
-  if (roll < 0.7) return sizeOfBodyCase(random, key);
-  if (roll < 0.97) return routeCase(random, key);
-  return rawCase(random);
+  if (roll < 0.15) return authCase(random, key);
+  if (roll < 0.5) return bodyCase(random, key);
+  if (roll < 0.54) return sizeOfBodyCase(random, key);
+  if (roll < 0.72) return routeCase(random, key);
+  if (roll < 0.75) return rawCase(random);
+  return consoleCase(random, sessions);
 }
 
 // ---- sending and judging ----
@@ -307,6 +281,7 @@ let stack: TestStack;
 let billing: ReturnType<typeof internalClient<typeof BillingService>>;
 let accountId: string;
 let key: string;
+let consoleSessions: { user: ConsoleSession; admin: ConsoleSession };
 
 beforeAll(async () => {
   stack = await startTestStack();
@@ -316,6 +291,12 @@ beforeAll(async () => {
   accountId = account!.accountId;
   await billing.topUp({ accountId, amountMicros: 5_000_000n, note: "fuzz" });
   key = (await auth.createKey({ accountId, name: "fuzz" })).secret;
+  // The console is fuzzed as the fuzz account itself (its balance is the invariant) and as the admin.
+  const session = async (email: string, password: string): Promise<ConsoleSession> => {
+    const browser = await signedIn(stack.edgeUrl, email, password);
+    return { cookie: browser.cookie!, csrfToken: browser.csrfToken! };
+  };
+  consoleSessions = { user: await session("fuzz@example.test", "correct horse battery"), admin: await session(TEST_ADMIN.email, TEST_ADMIN.password) };
 });
 afterAll(async () => {
   await stack?.close();
@@ -325,7 +306,8 @@ describe("hostile input", () => {
   it(`answers ${COUNT} malformed requests with 4xx in the error shape, charging nothing (seed ${SEED})`, { timeout: 600_000 }, async () => {
     const before = (await billing.getBalance({ accountId })).balance!;
     const random = new Random(SEED);
-    const cases = Array.from({ length: COUNT }, () => makeCase(random, key));
+    const sessions: ConsoleSessions = { ...consoleSessions, accountId, invalidImageBody: () => invalidImageBody(random) };
+    const cases = Array.from({ length: COUNT }, () => makeCase(random, key, sessions));
     const base = new URL(stack.edgeUrl);
     const agent = new Agent({ keepAlive: true, maxSockets: PARALLEL });
     const failures: string[] = [];

@@ -238,6 +238,35 @@ describe("Idempotency-Key", () => {
     expect(first.headers.get("x-request-id")).not.toBe(second.headers.get("x-request-id"));
   });
 
+  it("keeps keys per API key: two keys of one account with the same Idempotency-Key run independent requests", async () => {
+    const { accountId, key: first } = await newFundedKey();
+    const second = (await auth.createKey({ accountId, name: "second" })).secret;
+    const headers = { "idempotency-key": `per-key-${randomUUID()}` };
+    const body = { model: "beta", prompt: "the same body from two keys" };
+    const a = await post(first, body, headers);
+    const b = await post(second, body, headers);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(b.headers.get("idempotent-replayed")).toBeNull();
+    expect(b.headers.get("x-request-id")).not.toBe(a.headers.get("x-request-id"));
+    expect(await jobIdsOf(accountId)).toHaveLength(2);
+    // Each key still replays its own request.
+    const again = await post(second, body, headers);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.headers.get("x-request-id")).toBe(b.headers.get("x-request-id"));
+  });
+
+  it("never replays another key's result to a key restricted to other models", async () => {
+    const { accountId, key: open } = await newFundedKey();
+    const restricted = (await auth.createKey({ accountId, name: "beta only", models: ["beta"] })).secret;
+    const headers = { "idempotency-key": `restricted-${randomUUID()}` };
+    const body = { model: "beta-2-lite", prompt: "a model the restricted key may not use" };
+    expect((await post(open, body, headers)).status).toBe(200);
+    const refused = await post(restricted, body, headers);
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("idempotent-replayed")).toBeNull();
+    expect((await json(refused)).error).toMatchObject({ type: "gateway_error", code: "model_not_allowed" });
+  });
+
   it("runs a new job on a retry after a failed attempt, neither charged", async () => {
     const { accountId, key } = await newFundedKey();
     const headers = { "idempotency-key": `failed-${randomUUID()}` };

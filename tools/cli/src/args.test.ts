@@ -110,6 +110,12 @@ describe("parseCommandLine: mistakes", () => {
     [["keys", "create", "--account", "a", "--name", "x".repeat(501)], "--name is longer than 500"],
     [["--verbose"], "unknown option --verbose"],
     [["help", "nothing"], "unknown command 'nothing'"],
+    [["keys", "constructor"], "unknown command 'keys constructor'"],
+    [["ledger", "statement", "--account", "a", "--from", "-271821-04-20T00:00:00Z"], "between the years 0001 and 9999"],
+    [["ledger", "statement", "--account", "a", "--to", "+275760-09-13T00:00:00Z"], "between the years 0001 and 9999"],
+    [["accounts", "toString", "--account", "a"], "unknown command 'accounts toString'"],
+    [["accounts", "show", "--account", "a", "--constructor", "x"], "unknown option --constructor"],
+    [["accounts", "show", "--account", "a", "--__proto__=x"], "unknown option --__proto__"],
   ])("%j -> %s", (argv, fragment) => {
     const message = errorOf(argv);
     expect(message).toContain(fragment);

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { TIER_NAMES, isRequestId, usdToMicros, type TierName } from "@orvado/core";
+import { TIER_NAMES, TIMESTAMP_RANGE_TEXT, isRequestId, isSupportedTimestamp, usdToMicros, type TierName } from "@orvado/core";
 import { GROUPS, globalUsage, groupUsage, type Group } from "./usage.ts";
 
 export type Command =
@@ -94,13 +94,14 @@ export function parseCommandLine(argv: string[]): Parsed {
   const actions = SUBCOMMANDS[group];
   let action = "";
   let args = rest;
-  if (!("" in actions)) {
+  if (!Object.hasOwn(actions, "")) {
     const [sub, ...more] = rest;
     if (sub === undefined || sub.startsWith("-")) {
       if (sub !== undefined && isHelp(sub)) return { kind: "help", text: groupUsage(group) };
       return error(`'${group}' needs one of: ${Object.keys(actions).join(", ")}`, group);
     }
-    if (!(sub in actions)) return error(`unknown command '${group} ${sub}'`, group);
+    // Own keys only: `orvado keys constructor` names no command.
+    if (!Object.hasOwn(actions, sub)) return error(`unknown command '${group} ${sub}'`, group);
     action = sub;
     args = more;
   }
@@ -146,7 +147,7 @@ function readOptions(args: string[], spec: Spec, command: string): Values {
   for (const token of tokens) {
     if (token.kind === "positional") positionals.push(token.value);
     if (token.kind !== "option") continue;
-    const kind = spec.options[token.name];
+    const kind = Object.hasOwn(spec.options, token.name) ? spec.options[token.name] : undefined;
     // Only long options exist: "-a" must not quietly mean something.
     if (kind === undefined || !token.rawName.startsWith("--")) {
       throw new ArgError(`unknown option ${token.rawName} for '${command}'`);
@@ -159,7 +160,7 @@ function readOptions(args: string[], spec: Spec, command: string): Values {
     }
     const value = token.value;
     // "--name --admin" means the value was forgotten, not a name starting with dashes.
-    const swallowedOption = !token.inlineValue && value?.startsWith("--") && value.slice(2) in spec.options;
+    const swallowedOption = !token.inlineValue && value?.startsWith("--") && Object.hasOwn(spec.options, value.slice(2));
     if (value === undefined || swallowedOption) throw new ArgError(`--${token.name} needs a value`);
     options.set(token.name, value);
   }
@@ -294,8 +295,8 @@ const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 function dateArg(flag: string, text: string, edge: "start" | "end"): Date {
   const trimmed = text.trim();
   const date = new Date(DATE_ONLY.test(trimmed) ? `${trimmed}T00:00:00Z` : trimmed);
-  if (Number.isNaN(date.getTime()) || (DATE_ONLY.test(trimmed) && date.toISOString().slice(0, 10) !== trimmed)) {
-    throw new ArgError(`--${flag} must be a date like 2026-11-01 or an ISO time like 2026-11-01T12:00:00Z (got '${text}')`);
+  if (!isSupportedTimestamp(date.getTime()) || (DATE_ONLY.test(trimmed) && date.toISOString().slice(0, 10) !== trimmed)) {
+    throw new ArgError(`--${flag} must be a date like 2026-11-01 or an ISO time like 2026-11-01T12:00:00Z, ${TIMESTAMP_RANGE_TEXT} (got '${text}')`);
   }
   return DATE_ONLY.test(trimmed) && edge === "end" ? new Date(date.getTime() + 86_400_000) : date;
 }

@@ -6,14 +6,15 @@ import { asRecord, count, syncFault } from "./common.ts";
 // {prompt, image_size, num_images, seed}; the answer lists image URLs on fal's CDN that
 // the client downloads. A content-policy refusal is a 422 whose detail type says so.
 
-const NAMED_SIZES: Record<string, string> = {
-  square_hd: "1:1",
-  square: "1:1",
-  landscape_16_9: "16:9",
-  portrait_16_9: "9:16",
-  landscape_4_3: "4:3",
-  portrait_4_3: "3:4",
-};
+// A Map: image_size comes from the request, and only own entries may match.
+const NAMED_SIZES = new Map<string, string>([
+  ["square_hd", "1:1"],
+  ["square", "1:1"],
+  ["landscape_16_9", "16:9"],
+  ["portrait_16_9", "9:16"],
+  ["landscape_4_3", "4:3"],
+  ["portrait_4_3", "3:4"],
+]);
 
 export function falRoutes(sim: SimulatorCore): Route[] {
   return [
@@ -46,7 +47,7 @@ export function falRoutes(sim: SimulatorCore): Route[] {
         const asked =
           typeof sized.width === "number" && typeof sized.height === "number"
             ? { width: Math.min(sized.width, 4096), height: Math.min(sized.height, 4096) }
-            : sizeForAspect(NAMED_SIZES[String(imageSize)] ?? "4:3", "1K");
+            : sizeForAspect(NAMED_SIZES.get(String(imageSize)) ?? "4:3", "1K");
         const n = count(body.num_images, 1, 4);
         const images = await Promise.all(Array.from({ length: n }, (_, index) => sim.render(asked, effective, `${prompt}#${index}`)));
         const size = effective.size ?? asked;

@@ -26,16 +26,17 @@ export interface ConsoleStaticOptions {
 
 const APP_DIR = join(EDGE_ROOT, "console");
 
-const TYPES: Record<string, string> = {
-  ".html": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".mjs": "text/javascript; charset=utf-8",
-  ".css": "text/css; charset=utf-8",
-  ".svg": "image/svg+xml",
-  ".png": "image/png",
-  ".ico": "image/x-icon",
-  ".txt": "text/plain; charset=utf-8",
-};
+// A Map: file names are looked up by their extension, and only own entries may match.
+const TYPES = new Map<string, string>([
+  [".html", "text/html; charset=utf-8"],
+  [".js", "text/javascript; charset=utf-8"],
+  [".mjs", "text/javascript; charset=utf-8"],
+  [".css", "text/css; charset=utf-8"],
+  [".svg", "image/svg+xml"],
+  [".png", "image/png"],
+  [".ico", "image/x-icon"],
+  [".txt", "text/plain; charset=utf-8"],
+]);
 
 // The app's own files change with every deploy under the same names: the browser must revalidate
 // (cheap thanks to the ETag). Vendor modules are pinned by the lock file and never change in place.
@@ -59,7 +60,7 @@ function listFiles(dir: string): string[] {
 function loadAppFiles(appDir: string): Map<string, Asset> {
   const assets = new Map<string, Asset>();
   for (const file of listFiles(appDir)) {
-    const type = TYPES[extname(file)];
+    const type = TYPES.get(extname(file));
     if (type === undefined) continue; // only known web types leave the server
     const path = relative(appDir, file).split(sep).join("/");
     assets.set(path, asset(readFileSync(file), type, REVALIDATE));
@@ -88,7 +89,7 @@ function loadVendorFiles(): Map<string, Asset> {
     "vendor/htm.mjs": esmBeside("htm", "htm.mjs"),
   };
   const assets = new Map<string, Asset>();
-  for (const [path, file] of Object.entries(files)) assets.set(path, asset(vendorModule(file), TYPES[".mjs"]!, LONG_CACHE));
+  for (const [path, file] of Object.entries(files)) assets.set(path, asset(vendorModule(file), TYPES.get(".mjs")!, LONG_CACHE));
   return assets;
 }
 

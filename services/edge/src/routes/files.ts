@@ -3,6 +3,7 @@ import { Readable } from "node:stream";
 import { ErrorCode, type GenerationService } from "@orvado/proto";
 import { Code, ConnectError, type Client } from "@orvado/rpc";
 import { sendError } from "../reply.ts";
+import { parsePlainInteger } from "../plain-integer.ts";
 
 const FILE = /^(img_[A-Za-z0-9_-]{10,64})\.png$/;
 
@@ -10,8 +11,9 @@ const FILE = /^(img_[A-Za-z0-9_-]{10,64})\.png$/;
 export function fileRoutes(app: FastifyInstance, deps: { generation: Client<typeof GenerationService> }) {
   app.get<{ Params: { file: string }; Querystring: { expires?: string; sig?: string } }>("/v1/files/:file", async (request, reply) => {
     const match = FILE.exec(request.params.file);
-    const expires = Number(request.query.expires);
-    if (!match || !Number.isSafeInteger(expires) || !request.query.sig) {
+    // Only the form the link was signed with: "+1", "01" or "1e9" is not another spelling of it.
+    const expires = parsePlainInteger(request.query.expires);
+    if (!match || expires === null || typeof request.query.sig !== "string" || request.query.sig === "") {
       return sendError(request, reply, ErrorCode.NOT_FOUND, "No such image");
     }
     const parts = deps.generation.readImage({ imageId: match[1]!, expiresUnix: BigInt(expires), signature: request.query.sig })[Symbol.asyncIterator]();

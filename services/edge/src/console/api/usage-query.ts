@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { ErrorCode } from "@orvado/proto";
-import { PLAYGROUND_KEY_ALIAS, playgroundKeyId } from "@orvado/core";
+import { PLAYGROUND_KEY_ALIAS, TIMESTAMP_RANGE_TEXT, parseSupportedTimestamp, playgroundKeyId } from "@orvado/core";
 import { refuse } from "./errors.ts";
+import { queryInteger } from "./query-numbers.ts";
 
 // The usage filters of GET /usage and /usage.csv, turned into ListCostRecords' terms.
 
@@ -13,7 +14,7 @@ export const UsageQuery = z.strictObject({
   model: z.string().min(1).max(200).optional(),
   from: z.string().max(40).optional(),
   to: z.string().max(40).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  limit: queryInteger(1, 200).default(50),
   cursor: z.string().max(500).optional(),
 });
 
@@ -25,8 +26,9 @@ export type UsageQuery = z.infer<typeof UsageQuery>;
  */
 export function boundMs(text: string | undefined, field: "from" | "to"): bigint | undefined {
   if (text === undefined) return undefined;
-  const ms = Date.parse(DATE_ONLY.test(text) ? `${text}T00:00:00Z` : text);
-  if (Number.isNaN(ms)) throw refuse(ErrorCode.INVALID_FIELD, `${field} must be a date (YYYY-MM-DD) or an ISO 8601 time`);
+  // Out of range (such as -271821-04-20) is refused like no time at all: PostgreSQL could not compare it.
+  const ms = parseSupportedTimestamp(DATE_ONLY.test(text) ? `${text}T00:00:00Z` : text);
+  if (ms === null) throw refuse(ErrorCode.INVALID_FIELD, `${field} must be a date (YYYY-MM-DD) or an ISO 8601 time ${TIMESTAMP_RANGE_TEXT}`);
   return BigInt(DATE_ONLY.test(text) && field === "to" ? ms + DAY_MS : ms);
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { usdToMicros } from "@orvado/core";
+import { TIMESTAMP_RANGE_TEXT, parseSupportedTimestamp, usdToMicros } from "@orvado/core";
 import { ErrorCode, type ApiKey } from "@orvado/proto";
 import type { ConsoleApiDeps } from "../deps.ts";
 import { parseInput, refuse } from "../errors.ts";
@@ -8,7 +8,7 @@ import { keyJson } from "../format.ts";
 import { sessionOf } from "../session.ts";
 
 const usd = z.string().refine((text) => usdToMicros(text) !== null, "must be a decimal USD amount such as \"5.00\"");
-const isoTime = z.string().refine((text) => !Number.isNaN(Date.parse(text)), "must be an ISO 8601 time");
+const isoTime = z.string().refine((text) => parseSupportedTimestamp(text) !== null, `must be an ISO 8601 time ${TIMESTAMP_RANGE_TEXT}`);
 
 const NewKey = z.strictObject({
   name: z.string().max(100),

@@ -2,11 +2,12 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { microsToUsd } from "@orvado/core";
 import type { ConsoleApiDeps } from "../deps.ts";
+import { queryInteger } from "../query-numbers.ts";
 import { parseInput } from "../errors.ts";
 import { balanceJson } from "../format.ts";
 import { sessionOf } from "../session.ts";
 
-const SpendQuery = z.strictObject({ days: z.coerce.number().int().min(1).max(366).default(30) });
+const SpendQuery = z.strictObject({ days: queryInteger(1, 366).default(30) });
 
 /** The signed-in account's balance and its spend per day, from billing's projections. */
 export function moneyRoutes(api: FastifyInstance, { billing }: ConsoleApiDeps) {

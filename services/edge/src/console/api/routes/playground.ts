@@ -9,15 +9,18 @@ import { sendRefusal } from "../../../reply.ts";
 import { sessionOf } from "../session.ts";
 import { ownCost } from "../own-cost.ts";
 import { answerItem } from "../../../images-answer.ts";
+import { checkImageRequestBody } from "../../../image-request.ts";
+import { jobOutcomeOrUnknown } from "../../../job-outcome.ts";
 
-// Types only; what the values mean (model, size, tier, n's range) is generation's to judge,
-// exactly as for POST /v1/images/generations.
+// Which fields exist, and their types; the values then pass the same edge checks as
+// POST /v1/images/generations (checkImageRequestBody: n's range), and what they mean
+// (model, size, tier) is generation's to judge.
 const Playground = z.strictObject({
   model: z.string(),
   prompt: z.string(),
   size: z.string().nullish(),
   quality: z.string().nullish(),
-  n: z.number().int().min(1).nullish(),
+  n: z.number().nullish(),
 });
 
 /**
@@ -27,24 +30,24 @@ const Playground = z.strictObject({
  */
 export function playgroundRoutes(api: FastifyInstance, { generation, billing, auth, publicUrl }: ConsoleApiDeps) {
   api.post("/playground", async (request, reply) => {
-    const body = parseInput(Playground, request.body);
+    const shape = checkImageRequestBody(parseInput(Playground, request.body));
+    if (!shape.ok) throw refuse(shape.code, shape.message);
     const { accountId, limits } = sessionOf(request).account;
     // request.id is a fresh request id (the app's genReqId), as on the images route.
-    const answer = await generation.createImage({
-      requestId: request.id,
-      accountId,
-      // The account's own playground key, so its spend is never mixed with another account's.
-      keyId: playgroundKeyId(accountId),
-      allowedModels: [],
-      model: body.model,
-      prompt: body.prompt,
-      ...(body.size != null && { size: body.size }),
-      ...(body.quality != null && { quality: body.quality }),
-      ...(body.n != null && { n: body.n }),
-      responseFormat: ResponseFormat.URL,
-      // The account's own limits apply to the playground as to its keys.
-      limits: { accountMaxConcurrentJobs: limits?.maxConcurrentJobs, accountRequestsPerMinute: limits?.requestsPerMinute },
-    });
+    const answer = await jobOutcomeOrUnknown(request, reply, `GET /console/api/usage/${request.id}`, () =>
+      generation.createImage({
+        requestId: request.id,
+        accountId,
+        // The account's own playground key, so its spend is never mixed with another account's.
+        keyId: playgroundKeyId(accountId),
+        allowedModels: [],
+        ...shape.body,
+        responseFormat: ResponseFormat.URL,
+        // The account's own limits apply to the playground as to its keys.
+        limits: { accountMaxConcurrentJobs: limits?.maxConcurrentJobs, accountRequestsPerMinute: limits?.requestsPerMinute },
+      }),
+    );
+    if (!answer) return reply;
     if (answer.result.case !== "images") {
       if (!answer.result.value) throw refuse(ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");
       return sendRefusal(request, reply, answer.result.value);

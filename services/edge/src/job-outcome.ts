@@ -1,0 +1,59 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { ErrorCode } from "@orvado/proto";
+import { Code, ConnectError } from "@orvado/rpc";
+import { sendError } from "./reply.ts";
+
+// The call that runs a job. If it breaks (generation restarted, the connection
+// cut), the job may still have finished and been charged, so the answer must not
+// invite a blind retry (spec 7's retry rule): 502 job_outcome_unknown with
+// x-should-retry: false, pointing at a lookup that tells what happened. That is
+// said only when a job may really exist: a call that never reached generation,
+// or that generation refused before its handler ran, says so instead.
+
+const NOT_CONNECTED = /\b(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN)\b/;
+
+/**
+ * Codes with which generation refuses a call before its handler runs (a message
+ * it cannot decode, a missing shared secret, an unknown method). Its handler
+ * answers every refusal of its own as a message, never as one of these.
+ */
+const REFUSED_BEFORE_HANDLER = new Set([Code.InvalidArgument, Code.Unauthenticated, Code.PermissionDenied, Code.Unimplemented]);
+
+/** True when the call failed before a connection to generation existed (so before any job could start). */
+function neverReached(error: unknown): boolean {
+  if (!(error instanceof ConnectError) || error.code !== Code.Unavailable) return false;
+  const text = `${error.message} ${String((error.cause as { code?: string } | undefined)?.code ?? "")}`;
+  return NOT_CONNECTED.test(text);
+}
+
+const refusedBeforeHandler = (error: unknown) => error instanceof ConnectError && REFUSED_BEFORE_HANDLER.has(error.code);
+
+/** `lookup` names where the client can read the outcome (the request lookup, or the console's usage). */
+export async function jobOutcomeOrUnknown<T>(request: FastifyRequest, reply: FastifyReply, lookup: string, call: () => Promise<T>): Promise<T | null> {
+  try {
+    return await call();
+  } catch (error) {
+    if (neverReached(error)) {
+      // The connection was refused: the call never left, so no job exists and a retry is safe.
+      request.log.warn({ err: error }, "generation unreachable; no job started");
+      reply.header("retry-after", "5").header("x-should-retry", "true");
+      await sendError(request, reply, ErrorCode.SERVICE_UNAVAILABLE, "The generation service is briefly unavailable; nothing was charged, retry in a few seconds");
+      return null;
+    }
+    if (refusedBeforeHandler(error)) {
+      // Our own fault (the edge should have refused the input): no job, nothing charged.
+      request.log.error({ err: error }, "generation refused the call before running it");
+      await sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The request could not be passed to the generation service; no job was started and nothing was charged");
+      return null;
+    }
+    request.log.warn({ err: error }, "lost the connection to the job");
+    reply.header("x-should-retry", "false");
+    await sendError(
+      request,
+      reply,
+      ErrorCode.JOB_OUTCOME_UNKNOWN,
+      `The connection to the job was lost while it ran; it may still finish and be charged. Do not retry blindly: ${lookup} tells its outcome`,
+    );
+    return null;
+  }
+}
