@@ -230,7 +230,7 @@ describe("migration 003: Idempotency-Keys scoped to the API key", () => {
          VALUES ('acct_mig', 'started', 'h', $1, now() + interval '1 hour'), ('acct_mig', 'claim-only', 'h', $2, now() + interval '1 hour')`,
         [started.requestId, claimOnly.requestId],
       );
-      expect(await migrate(db, "generation", dir)).toContain("003_idempotency_per_api_key.sql");
+      expect(await migrate(db, "generation", dir)).toContain("004_idempotency_per_api_key.sql");
       const { rows } = await db.query<{ idempotency_key: string; key_id: string; request_id: string }>(
         "SELECT idempotency_key, key_id, request_id FROM generation.idempotency_keys WHERE account_id = 'acct_mig'",
       );
