@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { commaListSchema, parseEnv, portSchema } from "@orvado/core";
+import { DEFAULT_COST_LOOKUP_LIMIT, type CostLookupLimitPolicy } from "./cost-lookup-limit.ts";
 
 export interface BillingConfig {
   host: string;
@@ -11,6 +12,8 @@ export interface BillingConfig {
   holdTtlMs: number;
   sweepIntervalMs: number;
   kafkaBrokers: string[];
+  /** Lookups per client address per window on the public cost lookup; the default when unset. */
+  costLookupLimit?: CostLookupLimitPolicy;
 }
 
 const schema = z.object({
@@ -22,6 +25,8 @@ const schema = z.object({
   BILLING_HOLD_TTL_MS: z.coerce.number().int().min(1000).default(15 * 60_000),
   BILLING_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
   KAFKA_BROKERS: commaListSchema,
+  BILLING_COST_LOOKUP_MAX_PER_WINDOW: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_COST_LOOKUP_LIMIT.maxPerWindow),
+  BILLING_COST_LOOKUP_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(DEFAULT_COST_LOOKUP_LIMIT.windowMs),
 });
 
 export function loadBillingConfig(env: NodeJS.ProcessEnv = process.env): BillingConfig {
@@ -35,5 +40,6 @@ export function loadBillingConfig(env: NodeJS.ProcessEnv = process.env): Billing
     holdTtlMs: parsed.BILLING_HOLD_TTL_MS,
     sweepIntervalMs: parsed.BILLING_SWEEP_INTERVAL_MS,
     kafkaBrokers: parsed.KAFKA_BROKERS,
+    costLookupLimit: { windowMs: parsed.BILLING_COST_LOOKUP_WINDOW_MS, maxPerWindow: parsed.BILLING_COST_LOOKUP_MAX_PER_WINDOW },
   };
 }

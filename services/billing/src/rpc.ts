@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { BillingService, Tier } from "@orvado/proto";
+import { BillingService, ErrorCode, Tier, type Refusal } from "@orvado/proto";
 import { Code, ConnectError } from "@orvado/rpc";
-import { tierFromName, tierName } from "@orvado/core";
+import { refusal, tierFromName, tierName } from "@orvado/core";
 import type { Db } from "@orvado/db";
 import { reserve } from "./reserve.ts";
 import { MAX_TOP_UP_MICROS, adjust, topUp } from "./top-up.ts";
 import { readBalance, type BalanceView } from "./ledger.ts";
 import { findCost } from "./cost.ts";
+import type { CostLookupLimiter } from "./cost-lookup-limit.ts";
 import { listPriceChanges, listPrices, MAX_PRICE_MICROS, setPrice, type PriceChange } from "./prices.ts";
 import { decodeCursor, keySpend, listCostRecords, spendByDay } from "./usage.ts";
 import { accountStatement } from "./statement.ts";
@@ -49,7 +50,7 @@ const balanceMessage = (balance: BalanceView) => ({
   availableMicros: balance.availableMicros,
 });
 
-export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }) {
+export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }, costLookups: CostLookupLimiter) {
   return (router: ConnectRouter) =>
     router.service(BillingService, {
       async reserve(req) {
@@ -109,6 +110,13 @@ export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }
         return { balance: balanceMessage(await readBalance(db, required(req.accountId, "account_id"))) };
       },
       async getCost(req) {
+        if (req.clientAddress) {
+          const admission = await costLookups.admit(req.clientAddress);
+          if (!admission.allowed) {
+            const message = "Too many cost lookups from this address; try again later";
+            return { refusal: refusal(ErrorCode.TOO_MANY_ATTEMPTS, message, { retryAfterSeconds: admission.retryAfterSeconds }) as Refusal };
+          }
+        }
         const cost = await findCost(db, required(req.requestId, "request_id"), req.accountId || undefined);
         if (!cost) throw new ConnectError(`no request ${req.requestId}`, Code.NotFound);
         return { cost };
