@@ -9,7 +9,7 @@ import { MAX_TOP_UP_MICROS, adjust, topUp } from "./top-up.ts";
 import { readBalance, type BalanceView } from "./ledger.ts";
 import { findCost } from "./cost.ts";
 import type { CostLookupLimiter } from "./cost-lookup-limit.ts";
-import { listPriceChanges, listPrices, MAX_PRICE_MICROS, setPrice, type PriceChange } from "./prices.ts";
+import { listPriceChanges, listPrices, MAX_PRICE_MICROS, priceChangeRefusal, setPrice, type PriceChange } from "./prices.ts";
 import { decodeCursor, keySpend, listCostRecords, spendByDay } from "./usage.ts";
 import { accountStatement } from "./statement.ts";
 import { replayLedger } from "./replay.ts";
@@ -132,6 +132,8 @@ export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }
         if (req.priceMicros < 0n || req.priceMicros > MAX_PRICE_MICROS) {
           throw new ConnectError("price_micros must be 0..1,000 USD", Code.InvalidArgument);
         }
+        const refused = await priceChangeRefusal(db, { model: req.model, tier, priceMicros: req.priceMicros, free: req.free });
+        if (refused) throw new ConnectError(refused, Code.InvalidArgument);
         const change = await setPrice(db, {
           model: req.model,
           tier,
