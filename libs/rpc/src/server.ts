@@ -1,6 +1,6 @@
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "@orvado/core";
 import { HealthState } from "./health.ts";
@@ -24,12 +24,31 @@ export interface RpcServer {
   close(): Promise<void>;
 }
 
+/**
+ * What a caller asked wrongly (an unknown id, a bad argument): an expected refusal,
+ * which the caller answers and logs itself. Logging each with its stack let a public
+ * lookup of random ids fill the disk (about 1 kB a miss).
+ */
+const CALLER_ERRORS: ReadonlySet<Code> = new Set([
+  Code.InvalidArgument,
+  Code.NotFound,
+  Code.AlreadyExists,
+  Code.PermissionDenied,
+  Code.Unauthenticated,
+  Code.FailedPrecondition,
+  Code.OutOfRange,
+]);
+
+const isCallerError = (error: unknown): error is ConnectError => error instanceof ConnectError && CALLER_ERRORS.has(error.code);
+
 function logFailures(logger: Logger): Interceptor {
   return (next) => async (req) => {
     try {
       return await next(req);
     } catch (error) {
-      logger.warn({ rpc: req.method.name, err: error }, "rpc failed");
+      // One short line, no stack, and only at debug: the caller's own log line records the refusal.
+      if (isCallerError(error)) logger.debug({ rpc: req.method.name, code: Code[error.code] }, "rpc refused");
+      else logger.warn({ rpc: req.method.name, err: error }, "rpc failed");
       throw error;
     }
   };

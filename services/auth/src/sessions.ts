@@ -73,7 +73,7 @@ export class ConsoleSessions {
     clientIp: string,
   ): Promise<{ ok: true; token: string; session: Session } | Refused> {
     const email = emailText.trim().toLowerCase().slice(0, 254);
-    const limit = await this.#limiter.check(email, clientIp);
+    const limit = await this.#limiter.admit(email, clientIp);
     if (limit.blocked) {
       this.logger.warn({ clientIp }, "sign-in refused: too many failed attempts");
       return refused(ErrorCode.TOO_MANY_ATTEMPTS, SESSION_REFUSALS.tooManyAttempts, limit.retryAfterSeconds);
@@ -83,13 +83,13 @@ export class ConsoleSessions {
     const passwordOk =
       (await verifyPassword(password.slice(0, MAX_PASSWORD_LENGTH), account?.password_hash ?? (await decoy()))) &&
       password.length <= MAX_PASSWORD_LENGTH;
+    // The attempt was counted as a failure when admitted; a wrong one just stays counted.
     if (!account || !passwordOk) {
-      await this.#limiter.recordFailure(email, clientIp);
       return refused(ErrorCode.INVALID_CREDENTIALS, SESSION_REFUSALS.invalidCredentials);
     }
+    await this.#limiter.succeeded(email, limit.attemptIds);
     // Said only after the right password, so a guesser learns nothing about the account.
     if (account.disabled) return refused(ErrorCode.ACCOUNT_DISABLED, SESSION_REFUSALS.disabled);
-    await this.#limiter.clearAccount(email);
     const token = newSessionToken();
     const nowMs = this.now();
     const expiresAtMs = nowMs + this.policy.maxMs;
@@ -118,15 +118,16 @@ export class ConsoleSessions {
     const live = await this.#live(token);
     if (!live.ok) return live;
     const { account } = live.row;
-    const limit = await this.#limiter.check(account.email, "");
-    if (limit.blocked) return refused(ErrorCode.TOO_MANY_ATTEMPTS, SESSION_REFUSALS.tooManyAttempts, limit.retryAfterSeconds);
     checkPassword(next);
+    // A stolen session must not become a way to guess the password without limit:
+    // the attempt counts against the account before the password is checked.
+    const limit = await this.#limiter.admit(account.email, "");
+    if (limit.blocked) return refused(ErrorCode.TOO_MANY_ATTEMPTS, SESSION_REFUSALS.tooManyAttempts, limit.retryAfterSeconds);
     const stored = await passwordHashOf(this.db, account.account_id);
     if (stored === null || current.length > MAX_PASSWORD_LENGTH || !(await verifyPassword(current, stored))) {
-      // A stolen session must not become a way to guess the password without limit.
-      await this.#limiter.recordFailure(account.email, "");
       return refused(ErrorCode.INVALID_CREDENTIALS, "The current password is not correct");
     }
+    await this.#limiter.succeeded(account.email, limit.attemptIds);
     const hash = await hashPassword(next);
     const ended = await this.db.tx(async (q) => {
       await setPasswordHash(q, account.account_id, hash);

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { TIMING_DEFAULTS, checkSettingsAgree, parseEnv, portSchema, timingsFrom } from "@orvado/core";
 import { kafkaEnvShape, kafkaSettingsFromEnv, type KafkaSettings } from "@orvado/events";
+import { DEFAULT_COST_LOOKUP_LIMIT, type CostLookupLimitPolicy } from "./cost-lookup-limit.ts";
 
 export interface BillingConfig {
   host: string;
@@ -12,6 +13,8 @@ export interface BillingConfig {
   holdTtlMs: number;
   sweepIntervalMs: number;
   kafka: KafkaSettings;
+  /** Lookups per client address per window on the public cost lookup; the default when unset. */
+  costLookupLimit?: CostLookupLimitPolicy;
 }
 
 const schema = z.object({
@@ -23,6 +26,8 @@ const schema = z.object({
   BILLING_HOLD_TTL_MS: z.coerce.number().int().min(1000).default(TIMING_DEFAULTS.BILLING_HOLD_TTL_MS),
   BILLING_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).default(TIMING_DEFAULTS.BILLING_SWEEP_INTERVAL_MS),
   ...kafkaEnvShape,
+  BILLING_COST_LOOKUP_MAX_PER_WINDOW: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_COST_LOOKUP_LIMIT.maxPerWindow),
+  BILLING_COST_LOOKUP_WINDOW_MS: z.coerce.number().int().min(1000).max(86_400_000).default(DEFAULT_COST_LOOKUP_LIMIT.windowMs),
 });
 
 export function loadBillingConfig(env: NodeJS.ProcessEnv = process.env): BillingConfig {
@@ -38,5 +43,6 @@ export function loadBillingConfig(env: NodeJS.ProcessEnv = process.env): Billing
     holdTtlMs: parsed.BILLING_HOLD_TTL_MS,
     sweepIntervalMs: parsed.BILLING_SWEEP_INTERVAL_MS,
     kafka: kafkaSettingsFromEnv(parsed),
+    costLookupLimit: { windowMs: parsed.BILLING_COST_LOOKUP_WINDOW_MS, maxPerWindow: parsed.BILLING_COST_LOOKUP_MAX_PER_WINDOW },
   };
 }

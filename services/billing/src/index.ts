@@ -12,6 +12,7 @@ import { basename } from "node:path";
 import { billingRoutes } from "./rpc.ts";
 import { LEDGER_GROUP, startSettlementConsumer, type SettlementObserver } from "./consumer.ts";
 import { startHoldSweeper } from "./sweeper.ts";
+import { CostLookupLimiter, DEFAULT_COST_LOOKUP_LIMIT } from "./cost-lookup-limit.ts";
 
 export type { BillingConfig } from "./config.ts";
 export { loadBillingConfig } from "./config.ts";
@@ -36,7 +37,7 @@ export async function startBilling(config: BillingConfig, deps: { db: Db; stream
     port: config.port,
     secret: config.internalSecret,
     serviceNames: [BillingService.typeName],
-    routes: billingRoutes(db, config.holdTtlMs, relay),
+    routes: billingRoutes(db, config.holdTtlMs, relay, new CostLookupLimiter(db, config.costLookupLimit ?? DEFAULT_COST_LOOKUP_LIMIT)),
     logger,
   });
   return {

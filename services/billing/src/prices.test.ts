@@ -71,6 +71,26 @@ describe("price table", () => {
     }
   });
 
+  it("refuses unknown models and tiers, and a price of 0 unless it is marked free, with a clear message", async () => {
+    const refusal = async (request: { model: string; tier: Tier; priceMicros: bigint; free?: boolean }) => {
+      const error = await billing.client.setPrice({ ...request, actor: "ops", note: "" }).then(
+        () => null,
+        (thrown: unknown) => thrown,
+      );
+      expect(error).toBeInstanceOf(ConnectError);
+      expect((error as ConnectError).code).toBe(Code.InvalidArgument);
+      return (error as ConnectError).rawMessage;
+    };
+    expect(await refusal({ model: "bta", tier: Tier.TIER_1K, priceMicros: 1n })).toMatch(/Unknown model "bta"/);
+    expect(await refusal({ model: "beta", tier: Tier.TIER_4K, priceMicros: 1n })).toMatch(/beta has no 4K tier; its tiers are 1K, 2K/);
+    expect(await refusal({ model: "beta", tier: Tier.TIER_1K, priceMicros: 0n })).toMatch(/price of 0 makes the model free/);
+    expect(await refusal({ model: "beta", tier: Tier.TIER_1K, priceMicros: 5n, free: true })).toMatch(/free is only for a price of 0/);
+    expect((await listPrices(billing.db)).filter((p) => p.model === "bta" || (p.model === "beta" && p.tier === "4K"))).toEqual([]);
+
+    const { price } = await billing.client.setPrice({ model: "beta-2-lite", tier: Tier.TIER_1K, priceMicros: 0n, free: true, actor: "ops", note: "promo" });
+    expect(price?.priceMicros).toBe(0n);
+  });
+
   it("keeps the change history append-only in the database itself", async () => {
     await expect(billing.db.query("UPDATE billing.price_changes SET note = 'x'")).rejects.toThrow(/append-only/);
     await expect(billing.db.query("DELETE FROM billing.price_changes")).rejects.toThrow(/append-only/);

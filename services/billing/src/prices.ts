@@ -59,6 +59,27 @@ export async function seedPrices(db: Db, prices: PriceEntry[], fileName: string)
   return added;
 }
 
+/**
+ * Why a price change is refused, or null when it may be made. Only a model and tier
+ * the table already prices can be changed: the price table says which tiers a model
+ * offers, and a new model or tier gets its first price from the prices file, so a
+ * typo cannot create a price nobody sells. $0 needs `free`, so a slip cannot give a
+ * model away.
+ */
+export async function priceChangeRefusal(q: Queryable, change: PriceEntry & { free: boolean }): Promise<string | null> {
+  if (change.priceMicros === 0n && !change.free) return "A price of 0 makes the model free: confirm it with free (the CLI's --free)";
+  if (change.priceMicros !== 0n && change.free) return "free is only for a price of 0";
+  const { rows } = await q.query<{ tier: string }>("SELECT tier FROM billing.prices WHERE model = $1 ORDER BY tier", [change.model]);
+  if (rows.length === 0) {
+    return `Unknown model ${JSON.stringify(change.model)}: it has no prices (a new model gets its first prices from the prices file)`;
+  }
+  const tiers = rows.map((row) => row.tier);
+  if (!tiers.includes(change.tier)) {
+    return `Model ${change.model} has no ${change.tier} tier; its tiers are ${tiers.join(", ")} (a new tier gets its first price from the prices file)`;
+  }
+  return null;
+}
+
 /** Sets one price and records the change in the same transaction; setting the same price again records nothing. */
 export async function setPrice(db: Db, change: PriceEntry & { actor: string; note: string }): Promise<PriceChange | null> {
   return db.tx(async (q) => {

@@ -1,14 +1,15 @@
 import { randomUUID } from "node:crypto";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { BillingService, Tier } from "@orvado/proto";
+import { BillingService, ErrorCode, Tier, type Refusal } from "@orvado/proto";
 import { Code, ConnectError } from "@orvado/rpc";
-import { TIMESTAMP_RANGE_TEXT, isSupportedTimestamp, tierFromName, tierName } from "@orvado/core";
+import { TIMESTAMP_RANGE_TEXT, isSupportedTimestamp, refusal, tierFromName, tierName } from "@orvado/core";
 import type { Db } from "@orvado/db";
 import { reserve } from "./reserve.ts";
 import { MAX_TOP_UP_MICROS, adjust, topUp } from "./top-up.ts";
 import { readBalance, type BalanceView } from "./ledger.ts";
 import { findCost } from "./cost.ts";
-import { listPriceChanges, listPrices, MAX_PRICE_MICROS, setPrice, type PriceChange } from "./prices.ts";
+import type { CostLookupLimiter } from "./cost-lookup-limit.ts";
+import { listPriceChanges, listPrices, MAX_PRICE_MICROS, priceChangeRefusal, setPrice, type PriceChange } from "./prices.ts";
 import { decodeCursor, keySpend, listCostRecords, spendByDay } from "./usage.ts";
 import { accountStatement } from "./statement.ts";
 import { replayLedger } from "./replay.ts";
@@ -54,7 +55,7 @@ const balanceMessage = (balance: BalanceView) => ({
   availableMicros: balance.availableMicros,
 });
 
-export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }) {
+export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }, costLookups: CostLookupLimiter) {
   return (router: ConnectRouter) =>
     router.service(BillingService, {
       async reserve(req) {
@@ -114,6 +115,13 @@ export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }
         return { balance: balanceMessage(await readBalance(db, required(req.accountId, "account_id"))) };
       },
       async getCost(req) {
+        if (req.clientAddress) {
+          const admission = await costLookups.admit(req.clientAddress);
+          if (!admission.allowed) {
+            const message = "Too many cost lookups from this address; try again later";
+            return { refusal: refusal(ErrorCode.TOO_MANY_ATTEMPTS, message, { retryAfterSeconds: admission.retryAfterSeconds }) as Refusal };
+          }
+        }
         const cost = await findCost(db, required(req.requestId, "request_id"), req.accountId || undefined);
         if (!cost) throw new ConnectError(`no request ${req.requestId}`, Code.NotFound);
         return { cost };
@@ -129,6 +137,8 @@ export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }
         if (req.priceMicros < 0n || req.priceMicros > MAX_PRICE_MICROS) {
           throw new ConnectError("price_micros must be 0..1,000 USD", Code.InvalidArgument);
         }
+        const refused = await priceChangeRefusal(db, { model: req.model, tier, priceMicros: req.priceMicros, free: req.free });
+        if (refused) throw new ConnectError(refused, Code.InvalidArgument);
         const change = await setPrice(db, {
           model: req.model,
           tier,

@@ -6,6 +6,7 @@ import type { EdgeConfig } from "./config.ts";
 import { sendClientError, sendError, sendRoutingError } from "./reply.ts";
 import { KeyChecker } from "./key-check.ts";
 import { rememberRequestStarts } from "./request-starts.ts";
+import { serverTimeBounds } from "./time-bounds.ts";
 import { imageRoutes } from "./routes/images.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { costRoutes } from "./routes/cost.ts";
@@ -31,6 +32,7 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
     // One line per request (the onResponse hook below) instead of Fastify's two.
     logController: new LogController({ requestIdLogLabel: "requestId", disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
+    ...serverTimeBounds(config),
     return503OnClosing: true,
     // What Fastify and Node refuse before any route or hook, in the spec's error shape too.
     frameworkErrors: sendRoutingError,

@@ -13,6 +13,10 @@ export interface EdgeConfig {
   bodyLimitBytes: number;
   /** How long a verified key is trusted without asking auth again. */
   keyCacheMs: number;
+  /** The longest a client may take to send a whole request, headers and body; then 408 and close. */
+  requestTimeoutMs: number;
+  /** How long a keep-alive connection may sit idle between requests before it is closed. */
+  keepAliveTimeoutMs: number;
 }
 
 const schema = z.object({
@@ -26,6 +30,10 @@ const schema = z.object({
   EDGE_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(256 * 1024),
   // At most 1 s: a revoked key must stop working within 2 seconds on every edge (docs/console.md).
   EDGE_KEY_CACHE_MS: z.coerce.number().int().min(0).max(1000).default(1000),
+  // A public edge: a request's headers and 256 kB body need seconds, not minutes, even on a slow
+  // link; one held open longer is holding a socket. Responses are not bounded (a job may take 10 min).
+  EDGE_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  EDGE_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
 });
 
 export function loadEdgeConfig(env: NodeJS.ProcessEnv = process.env): EdgeConfig {
@@ -40,5 +48,7 @@ export function loadEdgeConfig(env: NodeJS.ProcessEnv = process.env): EdgeConfig
     publicUrl: parsed.ORVADO_PUBLIC_URL?.replace(/\/+$/, ""),
     bodyLimitBytes: parsed.EDGE_BODY_LIMIT_BYTES,
     keyCacheMs: parsed.EDGE_KEY_CACHE_MS,
+    requestTimeoutMs: parsed.EDGE_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: parsed.EDGE_KEEP_ALIVE_TIMEOUT_MS,
   };
 }

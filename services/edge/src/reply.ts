@@ -39,13 +39,23 @@ export function sendClientError(error: NodeJS.ErrnoException, socket: Socket) {
   // An answer to HEAD has no body (the client would read one as garbage).
   const head = refusedRequestWasHead(socket, (error as { rawPacket?: Buffer }).rawPacket);
   const body = head ? "" : JSON.stringify(errorBody(ErrorCode.INVALID_REQUEST, message, requestId));
-  if (socket.writable) {
+  if (socket.writable && !answerAlreadyStarted(socket)) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n${head ? "" : `Content-Length: ${Buffer.byteLength(body)}\r\n`}` +
         `X-Gateway-Request-Id: ${requestId}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
   socket.destroy(error);
+}
+
+/**
+ * Whether a response to this connection's current request has begun (a route may
+ * answer before a slow body has arrived): then another answer would corrupt it, and
+ * the connection is only closed. Node's own clientError fallback makes the same check.
+ */
+function answerAlreadyStarted(socket: Socket): boolean {
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  return inFlight?.headersSent === true;
 }
 
 /** A refusal from a service, with the retry hints SDKs read. */

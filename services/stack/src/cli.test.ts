@@ -80,6 +80,23 @@ describe("orvado CLI: billing operations (issue B)", () => {
     await orvado("prices", "set", "--model", "beta-2-lite", "--tier", "1K", "--usd", "0.010000");
   });
 
+  it("refuses a price of 0 without --free, and prices for unknown models or tiers, changing nothing", async () => {
+    const before = (await orvado("prices", "list")).json;
+    const zero = await orvado("prices", "set", "--model", "beta-2-lite", "--tier", "1K", "--usd", "0");
+    expect([zero.code, zero.stderr]).toEqual([2, expect.stringMatching(/--usd 0 makes the model free: add --free/)]);
+    const typo = await orvado("prices", "set", "--model", "bta", "--tier", "1K", "--usd", "0.02");
+    expect(typo.code).not.toBe(0);
+    expect(typo.stderr).toMatch(/Unknown model "bta"/);
+    const tier = await orvado("prices", "set", "--model", "beta-2-lite", "--tier", "4K", "--usd", "0.02");
+    expect(tier.code).not.toBe(0);
+    expect(tier.stderr).toMatch(/beta-2-lite has no 4K tier; its tiers are 1K/);
+    expect((await orvado("prices", "list")).json).toEqual(before);
+
+    const free = await orvado("prices", "set", "--model", "beta-2-lite", "--tier", "1K", "--usd", "0", "--free", "--note", "launch week");
+    expect([free.code, free.json.price.usd]).toEqual([0, "0.000000"]);
+    await orvado("prices", "set", "--model", "beta-2-lite", "--tier", "1K", "--usd", "0.010000");
+  });
+
   it("prints a statement with a running balance as JSON and CSV, and replays the ledger with no difference", async () => {
     const accountId = (await orvado("accounts", "create", "--email", "statement@example.test", "--password", "a long password")).json.account_id;
     await orvado("accounts", "topup", "--account", accountId, "--usd", "2", "--note", "invoice 7, paid");

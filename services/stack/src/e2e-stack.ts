@@ -51,6 +51,8 @@ export async function startProcessesOnKafka(extraEnv: NodeJS.ProcessEnv = {}, op
       KAFKA_SESSION_TIMEOUT_MS: "6000",
       ORVADO_ADMIN_EMAIL: TEST_ADMIN.email,
       ORVADO_ADMIN_PASSWORD: TEST_ADMIN.password,
+      // The suites poll cost records from 127.0.0.1; the lookup limit has its own test.
+      BILLING_COST_LOOKUP_MAX_PER_WINDOW: "1000000",
       ...extraEnv,
     },
   });

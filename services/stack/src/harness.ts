@@ -36,6 +36,8 @@ export async function startTestStack(extraEnv: NodeJS.ProcessEnv = {}, options: 
         ORVADO_MODELS_FILE: new URL("../../../config/models.json", import.meta.url).pathname,
         ORVADO_ADMIN_EMAIL: TEST_ADMIN.email,
         ORVADO_ADMIN_PASSWORD: TEST_ADMIN.password,
+        // Every test polls cost records from 127.0.0.1; the lookup limit has its own test (cost-lookup-limit.test.ts).
+        BILLING_COST_LOOKUP_MAX_PER_WINDOW: "1000000",
         ...extraEnv,
       },
       logger: options.logger ?? createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent"),

@@ -23,7 +23,7 @@ export type Command =
   | { name: "keys revoke"; accountId: string; keyId: string }
   | { name: "cost"; requestId: string }
   | { name: "prices list" }
-  | { name: "prices set"; model: string; tier: TierName; priceMicros: bigint; note: string }
+  | { name: "prices set"; model: string; tier: TierName; priceMicros: bigint; free: boolean; note: string }
   | { name: "prices history"; model: string | null }
   | { name: "ledger replay" }
   | { name: "ledger statement"; accountId: string; from: Date | null; to: Date | null; csv: boolean };
@@ -64,7 +64,7 @@ const SUBCOMMANDS: Record<Group, Record<string, Spec>> = {
   cost: { "": { options: {}, positionals: ["request_id"] } },
   prices: {
     list: { options: {}, positionals: [] },
-    set: { options: { model: "string", tier: "string", usd: "string", note: "string" }, positionals: [] },
+    set: { options: { model: "string", tier: "string", usd: "string", free: "boolean", note: "string" }, positionals: [] },
     history: { options: { model: "string" }, positionals: [] },
   },
   ledger: {
@@ -248,14 +248,14 @@ function build(group: Group, action: string, values: Values): Command {
     }
     case "prices list":
       return { name: "prices list" };
-    case "prices set":
-      return {
-        name: "prices set",
-        model: required("model").trim(),
-        tier: tier(required("tier")),
-        priceMicros: usd("usd", required("usd")),
-        note: text("note") ?? "",
-      };
+    case "prices set": {
+      const priceMicros = usd("usd", required("usd"));
+      const free = values.options.get("free") === true;
+      // Billing refuses these too; saying it here names the flag.
+      if (priceMicros === 0n && !free) throw new ArgError("--usd 0 makes the model free: add --free to confirm");
+      if (priceMicros !== 0n && free) throw new ArgError("--free is only for --usd 0");
+      return { name: "prices set", model: required("model").trim(), tier: tier(required("tier")), priceMicros, free, note: text("note") ?? "" };
+    }
     case "prices history":
       return { name: "prices history", model: text("model")?.trim() ?? null };
     case "ledger replay":

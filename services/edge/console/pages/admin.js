@@ -191,12 +191,17 @@ function AccountsSection({ self }) {
 function PriceEditor({ price, onSaved, onCancel }) {
   const [amount, setAmount] = useState(price.usd);
   const [note, setNote] = useState("");
+  const [free, setFree] = useState(false);
   const action = useAction();
   const invalid = !MONEY.test(amount.trim());
+  // A price of $0 gives the model away: the API refuses it unless it is marked free.
+  const zero = !invalid && /^0*\.?0*$/.test(amount.trim());
+  const blocked = invalid || (zero && !free);
   const save = async (event) => {
     event.preventDefault();
-    if (invalid) return;
+    if (blocked) return;
     const body = { model: price.model, tier: price.tier, usd: amount.trim() };
+    if (zero) body.free = true;
     if (note.trim()) body.note = note.trim();
     if (await action.run(() => put("/admin/prices", body))) onSaved();
   };
@@ -206,7 +211,8 @@ function PriceEditor({ price, onSaved, onCancel }) {
         <code>${price.model}</code> <span>${price.tier}</span>
         <input name="usd" aria-label="New price in USD" inputMode="decimal" class=${invalid ? "invalid" : ""} value=${amount} onInput=${(event) => setAmount(event.target.value)} />
         <input name="note" aria-label="Note" placeholder="Why (kept with the change)" class="grow" value=${note} onInput=${(event) => setNote(event.target.value)} />
-        <button type="submit" class="button small primary" disabled=${action.busy || invalid}>Save</button>
+        ${zero && html`<label><input type="checkbox" name="free" checked=${free} onChange=${(event) => setFree(event.target.checked)} /> Free: charge $0</label>`}
+        <button type="submit" class="button small primary" disabled=${action.busy || blocked}>Save</button>
         <button type="button" class="button small" onClick=${onCancel}>Cancel</button>
       </form>
       <${ErrorAlert} error=${action.error} />

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { CostStatus, ErrorCode, type BillingService, type CostRecord } from "@orvado/proto";
 import { Code, ConnectError, type Client } from "@orvado/rpc";
 import { isRequestId, microsToUsd, tierName } from "@orvado/core";
-import { sendError } from "../reply.ts";
+import { sendError, sendRefusal } from "../reply.ts";
 
 const STATUS: Record<CostStatus, string> = {
   [CostStatus.UNSPECIFIED]: "pending",
@@ -33,13 +33,18 @@ export function costJson(cost: CostRecord) {
   };
 }
 
-/** GET /api/cost/request/<id> (spec 4.2). Unauthenticated: ids carry 128 random bits. */
+/**
+ * GET /api/cost/request/<id> (spec 4.2). Unauthenticated: ids carry 128 random bits,
+ * and billing counts each well-formed lookup against the client's address (429 past
+ * its limit), so the lookup is no free oracle for guessing them.
+ */
 export function costRoutes(app: FastifyInstance, deps: { billing: Client<typeof BillingService> }) {
   app.get<{ Params: { id: string } }>("/api/cost/request/:id", async (request, reply) => {
     const notFound = () => sendError(request, reply, ErrorCode.NOT_FOUND, `No request ${JSON.stringify(request.params.id.slice(0, 64))}`);
     if (!isRequestId(request.params.id)) return notFound();
     try {
-      const { cost } = await deps.billing.getCost({ requestId: request.params.id });
+      const { cost, refusal } = await deps.billing.getCost({ requestId: request.params.id, clientAddress: request.ip });
+      if (refusal) return sendRefusal(request, reply, refusal);
       return cost ? costJson(cost) : notFound();
     } catch (error) {
       if (error instanceof ConnectError && error.code === Code.NotFound) return notFound();

@@ -3,6 +3,7 @@ import { lookup as dnsLookup } from "node:dns";
 import { AnswerTooLarge, fetchWithLookup, pinnedFetch, publicOnlyLookup, type Answer, type PinnedInit } from "./pinned-fetch.ts";
 import { detectRefusal, mayRefuse } from "./refusals.ts";
 import { UpstreamFailure, UpstreamRefusal } from "./errors.ts";
+import { sameSite } from "./same-site.ts";
 
 // The fetch every AI SDK provider is given. It is where the gateway's own rules for
 // talking to upstreams live, whatever the provider package does:
@@ -117,10 +118,3 @@ async function readLimited(response: Response, limit: number): Promise<Uint8Arra
   return Buffer.concat(chunks, total);
 }
 
-/** Same host, or both under the same registrable-looking parent (api.bfl.ai and api.us1.bfl.ai). */
-function sameSite(url: URL, base: URL): boolean {
-  if (url.hostname === base.hostname) return true;
-  const parent = (host: string) => host.split(".").slice(-2).join(".");
-  const isName = (host: string) => /[a-z]/i.test(host) && !host.includes(":");
-  return isName(url.hostname) && isName(base.hostname) && parent(url.hostname) === parent(base.hostname);
-}

@@ -23,6 +23,11 @@ export function consoleApiRoutes(app: FastifyInstance, deps: ConsoleApiDeps) {
     async (api) => {
       // Another part of the edge may have registered the cookie parser already.
       if (!api.hasRequestDecorator("cookies")) await api.register(cookie);
+      // Console answers are one person's: the CSRF token (/me, sign-in), a new key's secret,
+      // balances and usage. No browser or proxy cache may keep any of them, errors included.
+      api.addHook("onRequest", async (_request, reply) => {
+        reply.header("cache-control", "no-store");
+      });
       api.setErrorHandler(consoleErrorHandler);
       api.setNotFoundHandler((request, reply) =>
         sendError(request, reply, ErrorCode.NOT_FOUND, `No console API route ${request.method} ${request.url.split("?")[0]}`),

@@ -22,6 +22,8 @@ const PriceUpdate = z.strictObject({
   model: z.string().min(1).max(200),
   tier: z.string().refine((text) => tierFromName(text) !== null, "must be 1K, 2K or 4K"),
   usd,
+  // Required to set a price of $0 (billing refuses 0 without it).
+  free: z.boolean().default(false),
   note: z.string().max(500).default(""),
 });
 
@@ -110,6 +112,7 @@ export function adminRoutes(api: FastifyInstance, { auth, billing, generation }:
       model: body.model,
       tier: tierFromName(body.tier)!,
       priceMicros: usdToMicros(body.usd)!,
+      free: body.free,
       actor: sessionOf(request).account.email,
       note: body.note,
     });
