@@ -10,3 +10,4 @@ export * from "./timestamps.ts";
 export * from "./shared-calls.ts";
 export * from "./settings-that-must-agree.ts";
 export * from "./playground-key.ts";
+export * from "./ports.ts";

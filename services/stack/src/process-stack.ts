@@ -2,10 +2,10 @@
 // fault-injection test and benchmarks: each can be killed (-9) and restarted on
 // the same port while the others keep running.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { once } from "node:events";
 import { readFile } from "node:fs/promises";
+import { canListen } from "@orvado/core";
 import { BUNDLED_SERVICES, buildServicesOnce, bundlePath, type BundledService } from "./build-services.ts";
 
 /** The services in dependency order: each one's peers are up before it starts. */
@@ -22,20 +22,6 @@ async function ephemeralPortRange(): Promise<[number, number]> {
   return [low ?? 32768, high ?? 60999];
 }
 
-async function canListen(port: number): Promise<boolean> {
-  const server = createServer();
-  // Not events.once: it rejects on "error", which here is an answer (the port is taken).
-  const ok = await new Promise<boolean>((resolve) => {
-    server.once("listening", () => resolve(true));
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1");
-  });
-  if (ok) {
-    server.close();
-    await once(server, "close");
-  }
-  return ok;
-}
 
 /**
  * A free port below the ephemeral range; services then bind it themselves, and

@@ -9,7 +9,8 @@ import { kafkaBrokerAnswers } from "@orvado/events";
 import { log4jProperties, serverProperties, type BrokerPorts } from "./broker-config.ts";
 import { ensureBrokerClasspath, javaCommand } from "./classpath.ts";
 import { BrokerError } from "./errors.ts";
-import { canListen, processAlive, readLogTail } from "./os.ts";
+import { canListen } from "@orvado/core";
+import { processAlive, readLogTail } from "./os.ts";
 
 export const DEFAULT_KAFKA_PORT = 9092;
 const DEFAULT_START_TIMEOUT_MS = 90_000;

@@ -1,21 +1,4 @@
-import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
-
-export async function canListen(port: number): Promise<boolean> {
-  const server = createServer();
-  // Not events.once: it rejects on "error", which here is an answer (the port is taken).
-  const ok = await new Promise<boolean>((resolve) => {
-    server.once("listening", () => resolve(true));
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1");
-  });
-  if (ok) {
-    server.close();
-    await once(server, "close");
-  }
-  return ok;
-}
 
 export function processAlive(pid: number): boolean {
   try {
