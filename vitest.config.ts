@@ -32,7 +32,10 @@ export default defineConfig(async () => {
   if (plan.refusal) throw new Error(plan.refusal);
   if (!plan.kafkaProject.runs) console.log(`kafka test project skipped: ${plan.kafkaProject.reason}`);
   const containers = needsContainers(plan);
-  if (containers) console.log(`test services: PostgreSQL from ${plan.postgres.source}, Kafka from ${plan.kafka.source} (${plan.kafka.reason})`);
+  if (containers) {
+    console.log(`test services: PostgreSQL from ${plan.postgres.source} (${plan.postgres.reason})`);
+    console.log(`test services: Kafka from ${plan.kafka.source} (${plan.kafka.reason})`);
+  }
 
   return {
     test: {
