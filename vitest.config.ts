@@ -1,11 +1,15 @@
 import { defineConfig } from "vitest/config";
+import { decideTestServices, needsContainers } from "./libs/testkit/src/test-services.ts";
 
 // Two projects. "embedded" runs every suite on the Postgres log (the embedded
 // default). "kafka" runs the suites that can run on either stream a second time
 // on a real Kafka broker (ORVADO_TEST_STREAM=kafka; end-to-end suites then start
 // the four services as separate processes), plus the Kafka-only suites
-// (*.kafka.test.ts). It needs KAFKA_BROKERS (npm run kafka:up) and PostgreSQL
-// (TEST_DATABASE_URL); CI (CI=true) must run it, so there it is never skipped.
+// (*.kafka.test.ts). It needs a broker and PostgreSQL: KAFKA_BROKERS (npm run
+// kafka:up) and TEST_DATABASE_URL, or, for whichever is unset, a container where
+// a Docker engine answers (libs/testkit/src/test-services.ts decides, once, here:
+// the answer decides whether the project exists). CI (CI=true) must run it, so
+// there it is never skipped.
 const KAFKA_SUITES = [
   "services/stack/src/generation-path.test.ts",
   "services/stack/src/idempotency.test.ts",
@@ -15,38 +19,46 @@ const KAFKA_SUITES = [
 ];
 const KAFKA_ONLY = ["**/*.kafka.test.ts"];
 
-const kafkaBrokers = (process.env.KAFKA_BROKERS ?? "").trim();
-const inCi = process.env.CI === "true";
-if (inCi && (!kafkaBrokers || !process.env.TEST_DATABASE_URL)) {
-  throw new Error("CI runs the Kafka suites: start a broker (npm run kafka:up) and set KAFKA_BROKERS and TEST_DATABASE_URL (.ci/run does both)");
-}
-const runKafka = Boolean(kafkaBrokers && process.env.TEST_DATABASE_URL);
-if (!runKafka) {
-  console.log(
-    `kafka test project skipped: ${kafkaBrokers ? "TEST_DATABASE_URL is not set (its services run as separate processes on PostgreSQL)" : "KAFKA_BROKERS is not set (npm run kafka:up starts a broker)"}`,
-  );
-}
+// What each project shares. Projects do not `extends: true` the root: the root's
+// globalSetup would then run once per project (and start containers twice).
+const shared = {
+  exclude: ["**/node_modules/**"],
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+};
 
-export default defineConfig({
-  test: {
-    exclude: ["**/node_modules/**"],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
-    // Two cores: more workers only add contention on the shared PostgreSQL.
-    maxWorkers: 2,
-    minWorkers: 1,
-    projects: [
-      {
-        extends: true,
-        test: {
-          name: "embedded",
-          include: ["libs/*/src/**/*.test.ts", "services/**/*.test.ts", "tools/*/src/**/*.test.ts", "examples/**/*.test.ts"],
-          exclude: ["**/node_modules/**", ...KAFKA_ONLY],
+export default defineConfig(async () => {
+  const plan = await decideTestServices(process.env);
+  if (plan.refusal) throw new Error(plan.refusal);
+  if (!plan.kafkaProject.runs) console.log(`kafka test project skipped: ${plan.kafkaProject.reason}`);
+  const containers = needsContainers(plan);
+  if (containers) {
+    console.log(`test services: PostgreSQL from ${plan.postgres.source} (${plan.postgres.reason})`);
+    console.log(`test services: Kafka from ${plan.kafka.source} (${plan.kafka.reason})`);
+  }
+
+  return {
+    test: {
+      ...shared,
+      // Starts the containers the plan asks for and exports TEST_DATABASE_URL / KAFKA_BROKERS to the test processes.
+      globalSetup: containers ? ["./libs/testkit/src/test-containers.ts"] : [],
+      provide: { testServices: plan },
+      // Two cores: more workers only add contention on the shared PostgreSQL.
+      maxWorkers: 2,
+      minWorkers: 1,
+      projects: [
+        {
+          test: {
+            ...shared,
+            name: "embedded",
+            include: ["libs/*/src/**/*.test.ts", "services/**/*.test.ts", "tools/*/src/**/*.test.ts", "examples/**/*.test.ts"],
+            exclude: [...shared.exclude, ...KAFKA_ONLY],
+          },
         },
-      },
-      ...(runKafka
-        ? [{ extends: true as const, test: { name: "kafka", include: [...KAFKA_SUITES, ...KAFKA_ONLY], env: { ORVADO_TEST_STREAM: "kafka" } } }]
-        : []),
-    ],
-  },
+        ...(plan.kafkaProject.runs
+          ? [{ test: { ...shared, name: "kafka", include: [...KAFKA_SUITES, ...KAFKA_ONLY], env: { ORVADO_TEST_STREAM: "kafka" } } }]
+          : []),
+      ],
+    },
+  };
 });

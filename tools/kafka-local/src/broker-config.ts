@@ -8,9 +8,30 @@ export interface BrokerPorts {
   controllerPort: number;
 }
 
+/**
+ * The broker settings beyond its listeners and store: what every single-node
+ * broker the tests use is told (this one, and the container test-containers.ts
+ * starts where Docker answers), so both behave alike.
+ */
+export const SINGLE_NODE_SETTINGS: readonly (readonly [string, string | number])[] = [
+  // One node: internal topics cannot have more replicas than brokers.
+  ["offsets.topic.replication.factor", 1],
+  ["offsets.topic.num.partitions", 10],
+  ["transaction.state.log.replication.factor", 1],
+  ["transaction.state.log.min.isr", 1],
+  ["share.coordinator.state.topic.replication.factor", 1],
+  ["share.coordinator.state.topic.min.isr", 1],
+  // Orvado creates its topics itself (libs/events/src/kafka-topics.ts), with their partition count.
+  ["auto.create.topics.enable", "false"],
+  ["num.partitions", 3],
+  // A lone broker has no one to wait for: groups form at once (tests join many groups).
+  ["group.initial.rebalance.delay.ms", 0],
+  ["log.retention.hours", 168],
+];
+
 /** server.properties for one process that is both the broker and the only controller. */
 export function serverProperties(ports: BrokerPorts, storeDir: string): string {
-  const settings: [string, string | number][] = [
+  const settings: (readonly [string, string | number])[] = [
     ["process.roles", "broker,controller"],
     ["node.id", 1],
     ["controller.quorum.voters", `1@127.0.0.1:${ports.controllerPort}`],
@@ -20,19 +41,7 @@ export function serverProperties(ports: BrokerPorts, storeDir: string): string {
     ["inter.broker.listener.name", "PLAINTEXT"],
     ["listener.security.protocol.map", "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"],
     ["log.dirs", storeDir],
-    // One node: internal topics cannot have more replicas than brokers.
-    ["offsets.topic.replication.factor", 1],
-    ["offsets.topic.num.partitions", 10],
-    ["transaction.state.log.replication.factor", 1],
-    ["transaction.state.log.min.isr", 1],
-    ["share.coordinator.state.topic.replication.factor", 1],
-    ["share.coordinator.state.topic.min.isr", 1],
-    // Orvado creates its topics itself (libs/events/src/kafka-topics.ts), with their partition count.
-    ["auto.create.topics.enable", "false"],
-    ["num.partitions", 3],
-    // A lone broker has no one to wait for: groups form at once (tests join many groups).
-    ["group.initial.rebalance.delay.ms", 0],
-    ["log.retention.hours", 168],
+    ...SINGLE_NODE_SETTINGS,
   ];
   return settings.map(([key, value]) => `${key}=${value}\n`).join("");
 }
