@@ -13,12 +13,12 @@ import { cpus, loadavg, release } from "node:os";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runLoad, type LoadResult, type Target } from "./load.ts";
-import { waitUntilSettled } from "./ledger-check.ts";
+import { watchSettlement } from "./settlement.ts";
 import { createBenchDatabase } from "./database.ts";
 import { benchDataDir } from "./data-dir.ts";
 import { RESULTS_DIR, clearChildLogs, logFile, startPortkey, startUpstream } from "./servers.ts";
 import { startReportingChild, type Child } from "./processes.ts";
-import { directTarget, measure, orvadoTarget, portkeyTarget, smokeTest, tryStartOrvado } from "./targets.ts";
+import { ORVADO, directTarget, measure, orvadoTarget, portkeyTarget, smokeTest, tryStartOrvado } from "./targets.ts";
 import { fixed, formatTable, since } from "./stats.ts";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -92,15 +92,16 @@ async function main() {
   const portkey = await startPortkey();
   const floor = await startFloorGateway(upstream.info.url, database.url, dataDir);
   const orvado = WITH_ORVADO ? await tryStartOrvado(upstream.info.url, 1, log) : null;
+  const settlement = orvado ? await watchSettlement(orvado.info) : null;
   try {
     const targets = [directTarget(upstream.info.url), portkeyTarget(portkey.info.url, upstream.info.url), ...floorTargets(floor.info.url, upstream.info.url)];
     if (orvado) targets.push(orvadoTarget(orvado.info));
     for (const target of targets) await smokeTest(target);
     log(`warming up ${targets.map((t) => t.name).join(", ")}`);
     await Promise.all(targets.map((target) => runLoad(target, 10, WARMUP_S)));
-    if (orvado) await waitUntilSettled(orvado.info.databaseUrl);
+    await settlement?.untilSettled();
     await floorStepMedians(floor.info.url, true);
-    const comparison = await measure(targets, 1, { rounds: ROUNDS, durationS: DURATION_S, log, orvadoDatabaseUrl: orvado?.info.databaseUrl });
+    const comparison = await measure(targets, 1, { rounds: ROUNDS, durationS: DURATION_S, log, settlements: new Map(settlement ? [[ORVADO, settlement]] : []) });
     const steps = await floorStepMedians(floor.info.url, false);
     const added = addedLatencies(comparison.results);
     process.stdout.write(`\n${report(comparison.results, added, steps)}\nload average (1 min) at start ${fixed(loadAverageAtStart[0]!)}, at end ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n\n`);
@@ -109,6 +110,7 @@ async function main() {
     writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, settings: { durationS: DURATION_S, rounds: ROUNDS, warmupS: WARMUP_S }, results: comparison.results, added, floorStepP50Ms: steps }, null, 2));
     log(`wrote ${file}`);
   } finally {
+    await settlement?.close();
     for (const child of [orvado, floor, portkey, upstream]) await child?.stop();
     await database.drop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -4,8 +4,9 @@
 //   does, then write each request's `completed` event into generation's outbox as the
 //   job's outcome statement does; generation's relay publishes it and billing's settlement
 //   consumer captures it in a batch (settleBatch), behind the request, as in production.
-//   The stream here is the Postgres log; the Kafka adapter hands billing batches the same
-//   way (kafka-batch.ts). A pair counts when billing reports its capture.
+//   The stream is the Postgres log or Kafka (bench/ledger-pipeline.ts); the Kafka adapter
+//   hands billing batches the same way (kafka-batch.ts). A pair counts when billing reports
+//   its capture.
 // - direct: each worker reserves, then captures with one settle() call of its own: a
 //   consumer's path for an event that arrives alone, and what this benchmark measured
 //   before the eleventh session.

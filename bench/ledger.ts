@@ -1,33 +1,38 @@
 // `npm run bench:ledger`: reserve + capture pairs per second on the machine's
 // PostgreSQL through billing's own code, many workers over many accounts, on a
 // fresh database; first the way production captures on the Postgres event log (events
-// through the stream, settled in batches by billing's consumer), then each capture alone
+// through the stream, settled in batches by billing's consumer), then each capture alone,
+// then (with KAFKA_BROKERS) the production way with the events on Kafka
 // (bench/ledger-pairs.ts says what each does).
 //
 // Billing is started for real (migrations, prices, outbox relay, settlement
 // consumer, hold sweeper), and so is a relay for generation's outbox, so the
-// stream's work competes as it would in production.
+// stream's work competes as it would in production (bench/ledger-pipeline.ts); for
+// the Kafka runs both are started again on Kafka, under a topic prefix of the run's own.
 //
 // The target is a capacity (pairs per second the ledger sustains), so the production
 // way runs at several numbers of concurrent requests ("workers"): with few, a worker's
 // two round trips bound the rate, not the ledger. The headline is the highest rate.
 //
 // Environment: BENCH_LEDGER_WORKERS (concurrent requests, a comma-separated list;
-// default 32,64,128; the direct way runs at the first), BENCH_LEDGER_ACCOUNTS (default 1000),
-// BENCH_LEDGER_SECONDS (default 20, per run), BENCH_LEDGER_CAPTURE (events | direct |
-// both, default both), BENCH_LEDGER_BACKLOG (pairs reserved but not yet captured, at
+// default 32,64,128; the direct way runs at the first; the Kafka way at each), BENCH_LEDGER_ACCOUNTS
+// (default 1000), BENCH_LEDGER_SECONDS (default 20, per run), BENCH_LEDGER_CAPTURE (a comma
+// list of events, direct, kafka; default all three; kafka is skipped, with the reason printed,
+// without KAFKA_BROKERS), BENCH_LEDGER_BACKLOG (pairs reserved but not yet captured, at
 // most; default 2000), BENCH_LEDGER_KEY_LIMIT (1 = keys carry a spend limit,
-// exercising the key_spend path; default 0), BENCH_DB_SERVER.
+// exercising the key_spend path; default 0), BENCH_DB_SERVER, KAFKA_BROKERS,
+// KAFKA_TOPIC_PARTITIONS, KAFKA_TOPIC_REPLICATION (bench/kafka.ts).
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { writeFileSync, mkdirSync } from "node:fs";
 import { createLogger } from "@orvado/core";
 import { openDb, type Db } from "@orvado/db";
-import { migrateOutbox, openEventStream, startOutboxRelay } from "@orvado/events";
-import { loadBillingConfig, startBilling } from "../services/billing/src/index.ts";
+import type { KafkaSettings } from "@orvado/events";
 import { topUp } from "../services/billing/src/top-up.ts";
 import { createBenchDatabase } from "./database.ts";
-import { driveDirect, EventPairs, type Account, type PairOptions, type Timings } from "./ledger-pairs.ts";
+import { benchKafka, describeKafka } from "./kafka.ts";
+import { driveDirect, type Account, type PairOptions, type Timings } from "./ledger-pairs.ts";
+import { startCapturePipeline, type CapturePipeline } from "./ledger-pipeline.ts";
 import { RESULTS_DIR } from "./servers.ts";
 import { fixed, formatTable, percentile, since } from "./stats.ts";
 
@@ -42,12 +47,16 @@ const SECONDS = Number(process.env.BENCH_LEDGER_SECONDS ?? 20);
 const KEY_LIMIT = process.env.BENCH_LEDGER_KEY_LIMIT === "1";
 const BACKLOG = Number(process.env.BENCH_LEDGER_BACKLOG ?? 2000);
 const CAPTURE_WAYS = {
-  events: "captured as production does: completed events through the stream (the Postgres log here), settled in batches by billing's consumer",
+  events: "captured as production does on the Postgres log: completed events through the stream, settled in batches by billing's consumer",
   direct: "captured one settle() call each (a consumer's path for an event that arrives alone)",
+  kafka: "captured as production does on Kafka: completed events through Kafka (acks=all, idempotent producer), settled in batches by billing's consumer",
 } as const;
 type Capture = keyof typeof CAPTURE_WAYS;
-const CAPTURE = process.env.BENCH_LEDGER_CAPTURE ?? "both";
-if (!["events", "direct", "both"].includes(CAPTURE)) throw new Error(`BENCH_LEDGER_CAPTURE must be events, direct or both, not ${CAPTURE}`);
+const CAPTURES = (process.env.BENCH_LEDGER_CAPTURE ?? "events,direct,kafka").split(",").map((way) => way.trim());
+if (CAPTURES.length === 0 || CAPTURES.some((way) => !(way in CAPTURE_WAYS))) {
+  throw new Error(`BENCH_LEDGER_CAPTURE must list events, direct and/or kafka, not ${process.env.BENCH_LEDGER_CAPTURE}`);
+}
+const runs = (way: Capture) => CAPTURES.includes(way);
 const WARMUP_SECONDS = 3;
 const HOLD_TTL_MS = 15 * 60_000;
 const started = Date.now();
@@ -137,7 +146,37 @@ function sweepTable(results: WayResult[]): string {
 /** The target is met or missed by the production way's highest rate; without that way, the highest there is. */
 function headlineOf(results: WayResult[]): WayResult {
   const events = results.filter((result) => result.way === "events");
-  return (events.length > 0 ? events : results).reduce((best, result) => (result.pairsPerSecond > best.pairsPerSecond ? result : best));
+  return highestOf(events.length > 0 ? events : results)!;
+}
+
+function highestOf(results: WayResult[]): WayResult | null {
+  return results.reduce<WayResult | null>((best, result) => (best && best.pairsPerSecond >= result.pairsPerSecond ? best : result), null);
+}
+
+function capacityLine(result: WayResult | null, where: string): string {
+  if (!result) return "";
+  return `capacity ${where}: ${fixed(result.pairsPerSecond, 0)} pairs/s, the production way's highest (${result.workers} workers; target ≥ 3000: ${result.pairsPerSecond >= 3000 ? "meets" : "misses"})\n`;
+}
+
+/** The production way at every worker level, draining the captures between levels. */
+async function sweep(way: "events" | "kafka", pipeline: CapturePipeline, accounts: Account[], options: (workers: number) => PairOptions): Promise<WayResult[]> {
+  const results: WayResult[] = [];
+  for (const workers of WORKER_LEVELS) {
+    results.push(await measure(way, workers, (seconds) => pipeline.eventPairs.drive(accounts, options(workers), seconds)));
+    await pipeline.eventPairs.drain(60_000);
+  }
+  return results;
+}
+
+/** Kafka's settings, or (printed) why the Kafka way is not run. */
+async function kafkaForRun(): Promise<{ settings: KafkaSettings | null; note: string }> {
+  if (!runs("kafka")) return { settings: null, note: "kafka: not selected (BENCH_LEDGER_CAPTURE)" };
+  const kafka = await benchKafka();
+  if ("skipped" in kafka) {
+    log(`kafka way skipped: ${kafka.skipped}`);
+    return { settings: null, note: `kafka: skipped, ${kafka.skipped}` };
+  }
+  return { settings: kafka.settings, note: `kafka: ${describeKafka(kafka.settings)}` };
 }
 
 async function main() {
@@ -147,40 +186,45 @@ async function main() {
   // number of workers; the direct way and the baseline want one each, up to 64 (PostgreSQL's
   // default max_connections is 100). A few more for the relays and billing's consumer.
   const db = await openDb(database.url, { maxConnections: Math.min(Math.max(BASELINE_WORKERS, ...WORKER_LEVELS), 64) + 6 });
-  const stream = await openEventStream({ db, logger });
-  await migrateOutbox(db, "generation");
-  const relay = startOutboxRelay({ db, schema: "generation", stream, logger });
-  const eventPairs = new EventPairs(db, relay, BACKLOG);
-  const billing = await startBilling(
-    loadBillingConfig({ ...process.env, DATABASE_URL: database.url, BILLING_PORT: "0", ORVADO_INTERNAL_SECRET: "bench-internal-secret-000", ORVADO_PRICES_FILE: new URL("../config/prices.json", import.meta.url).pathname }),
-    { db, stream, logger, onSettled: eventPairs.onSettled },
-  );
+  const kafka = await kafkaForRun();
+  const startPipeline = (settings?: KafkaSettings) => startCapturePipeline({ db, databaseUrl: database.url, logger, backlog: BACKLOG, kafka: settings });
   const options = (workers: number): PairOptions => ({ workers, keyLimit: KEY_LIMIT, holdTtlMs: HOLD_TTL_MS });
+  // Billing's migrations run when its first pipeline starts; the accounts are funded after that.
+  let pipeline: CapturePipeline | null = await startPipeline(runs("events") || runs("direct") || !kafka.settings ? undefined : kafka.settings);
   try {
     log(`funding ${ACCOUNTS} accounts`);
     const accounts = await fundAccounts(db);
     const baseline = await roundTripsPerSecond(db, 3);
     log(`baseline: ${fixed(baseline, 0)} SELECT 1 round trips/s with ${BASELINE_WORKERS} workers`);
     const results: WayResult[] = [];
-    if (CAPTURE !== "direct") {
-      for (const workers of WORKER_LEVELS) {
-        results.push(await measure("events", workers, (seconds) => eventPairs.drive(accounts, options(workers), seconds)));
-        await eventPairs.drain(60_000);
+    if (pipeline.stream === "postgres") {
+      if (runs("events")) results.push(...(await sweep("events", pipeline, accounts, options)));
+      const directWorkers = WORKER_LEVELS[0]!;
+      if (runs("direct")) results.push(await measure("direct", directWorkers, (seconds) => driveDirect(db, accounts, options(directWorkers), seconds)));
+      if (kafka.settings) {
+        await pipeline.stop();
+        pipeline = null;
+        pipeline = await startPipeline(kafka.settings);
       }
     }
-    const directWorkers = WORKER_LEVELS[0]!;
-    if (CAPTURE !== "events") results.push(await measure("direct", directWorkers, (seconds) => driveDirect(db, accounts, options(directWorkers), seconds)));
+    if (pipeline.stream === "kafka") results.push(...(await sweep("kafka", pipeline, accounts, options)));
+    await pipeline.stop();
+    pipeline = null;
+    if (results.length === 0) throw new Error(`nothing was measured (BENCH_LEDGER_CAPTURE=${CAPTURES.join(",")}; ${kafka.note})`);
     const captures = await checkBooks(db);
     const headline = headlineOf(results);
+    const onKafka = highestOf(results.filter((result) => result.way === "kafka"));
     process.stdout.write(
-      `${results.map(report).join("")}\n${sweepTable(results)}\n` +
-        `\n${headline.way === "events" ? `capacity: ${fixed(headline.pairsPerSecond, 0)} pairs/s, the production way's highest (${headline.workers} workers; target ≥ 3000: ${headline.pairsPerSecond >= 3000 ? "meets" : "misses"})\n` : ""}` +
+      `${results.map(report).join("")}\n${sweepTable(results)}\n\n` +
+        (headline.way === "events" ? capacityLine(headline, "on the Postgres log") : "") +
+        capacityLine(onKafka, "on Kafka") +
+        `${kafka.note}\n` +
         `books balanced: ${captures} holds, each captured once, nothing released or left on hold\n` +
         `baseline on this machine: ${fixed(baseline, 0)} "SELECT 1" round trips/s with the same pool and ${BASELINE_WORKERS} workers\n`,
     );
     mkdirSync(RESULTS_DIR, { recursive: true });
     const file = join(RESULTS_DIR, `ledger-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-    const runs = results.map(({ way, workers, timings, pairsPerSecond }) => ({
+    const runsJson = results.map(({ way, workers, timings, pairsPerSecond }) => ({
       way,
       workers,
       seconds: timings.seconds,
@@ -188,6 +232,9 @@ async function main() {
       pairsPerSecond,
       latencyMs: { pairs: stats(timings.pairs), reserve: stats(timings.reserves), capture: stats(timings.captures) },
     }));
+    const kafkaJson = kafka.settings
+      ? { settings: { ...kafka.settings, acks: "all", idempotentProducer: true }, workers: onKafka?.workers ?? null, pairsPerSecond: onKafka?.pairsPerSecond ?? null }
+      : { skipped: kafka.note };
     writeFileSync(
       file,
       JSON.stringify(
@@ -201,9 +248,10 @@ async function main() {
           backlog: BACKLOG,
           capture: headline.way,
           pairsPerSecond: headline.pairsPerSecond,
+          kafka: kafkaJson,
           selectOneRoundTripsPerSecond: baseline,
           baselineWorkers: BASELINE_WORKERS,
-          runs,
+          runs: runsJson,
         },
         null,
         2,
@@ -211,9 +259,7 @@ async function main() {
     );
     log(`wrote ${file}`);
   } finally {
-    await billing.stop();
-    await relay.stop();
-    await stream.close();
+    await pipeline?.stop();
     await db.close();
     await database.drop();
   }

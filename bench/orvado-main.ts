@@ -2,11 +2,11 @@
 // generation, edge; real PostgreSQL) in its own process for the benchmarks, on a
 // fresh database that is dropped again on SIGTERM. It makes BENCH_ORVADO_ACCOUNTS
 // funded accounts with a key each (default 1) and prints BENCH_READY {edgeUrl, key,
-// accountId (the first account's), accounts, databaseUrl, pid}.
+// accountId (the first account's), accounts, databaseUrl, pid, stream ("postgres" or "kafka")}.
 //
 // Environment: ORVADO_MODELS_FILE (required: the catalog to serve), BENCH_DB_SERVER
 // (default postgres://postgres@127.0.0.1:5432/postgres; a fresh orvado_bench_… database is made there), BENCH_LOG_LEVEL (default info),
-// anything else the services read (passed through).
+// anything else the services read (passed through; KAFKA_BROKERS puts the events on Kafka).
 import { rmSync } from "node:fs";
 import { createLogger } from "@orvado/core";
 import { AuthService, BillingService } from "@orvado/proto";
@@ -65,7 +65,7 @@ const started = await startFunded().catch(async (error: unknown) => {
   process.exit(1);
 });
 const { stack, accounts } = started;
-const ready = { edgeUrl: stack.edgeUrl, key: accounts[0]!.key, accountId: accounts[0]!.accountId, accounts, databaseUrl: database.url, dataDir, pid: process.pid };
+const ready = { edgeUrl: stack.edgeUrl, key: accounts[0]!.key, accountId: accounts[0]!.accountId, accounts, databaseUrl: database.url, dataDir, pid: process.pid, stream: stack.stream.name };
 process.stdout.write(`${READY_MARKER}${JSON.stringify(ready)}\n`);
 
 let stopping = false;

@@ -61,7 +61,7 @@ export async function startSplitOrvado(options: { modelsFile: string; accounts: 
     const accounts = await fund(stack, Math.max(1, options.accounts));
     const pids = SERVICE_NAMES.map((name) => stack!.pids()[name]!);
     return {
-      info: { edgeUrl: stack.url("edge"), key: accounts[0]!.key, accountId: accounts[0]!.accountId, accounts, databaseUrl: database.url, pid: pids[0]! },
+      info: { edgeUrl: stack.url("edge"), key: accounts[0]!.key, accountId: accounts[0]!.accountId, accounts, databaseUrl: database.url, pid: pids[0]!, stream: "postgres" },
       pids,
       services: SERVICE_NAMES,
       stop,

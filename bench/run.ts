@@ -1,30 +1,41 @@
 // `npm run bench`: Orvado against a peer gateway (Portkey) and against the upstream
-// itself, all three in front of the same instant fake upstream. Alternates the
+// itself, all in front of the same instant fake upstream. Alternates the
 // targets round by round at 1 and at 100 connections, prints one table and the
 // Orvado ÷ Portkey ratios, writes the JSON to bench/results/, and (unless
 // BENCH_PROFILE=0) profiles the Orvado process and lists its hot spots.
 //
 // Environment: BENCH_DURATION_S (per round, default 10), BENCH_ROUNDS (default 3),
-// BENCH_CONNECTIONS (default "1,100"), BENCH_PROFILE (default 1), BENCH_ORVADO (default 1),
-// BENCH_SPREAD_ACCOUNTS (default 64: the "Orvado, N accounts" leg; 0 or 1 leaves it out),
-// BENCH_TARGETS (comma list of target names, e.g. "Portkey,Orvado,Orvado, 64 accounts"; default all;
-// the ratios need direct, Portkey, Orvado),
+// BENCH_CONNECTIONS (default "1,100"), BENCH_PROFILE (default 1), BENCH_ORVADO (default 1;
+// 0 leaves both Orvado legs out),
+// BENCH_SPREAD_ACCOUNTS (default 64: the "Orvado, N accounts" targets; 0 or 1 leaves them out),
+// BENCH_TARGETS (comma list of target names, e.g. "Portkey,Orvado,Orvado, 64 accounts,Orvado on Kafka";
+// default all; the ratios need direct, Portkey and the leg's own target; a leg none of whose
+// targets is listed is not started),
 // BENCH_WARMUP_S (default 10: every target under 10 connections at once before measuring),
 // BENCH_IMAGE ("solid" (default): a few-kB PNG, as the targets are defined; "photo": a
-// PNG as large as a photo's, about 3.3 MB at 1024x1024).
+// PNG as large as a photo's, about 3.3 MB at 1024x1024),
+// KAFKA_BROKERS (adds the "Orvado on Kafka" leg: the same Orvado with its events on Kafka,
+// under a topic prefix of the run's own; without it the leg is skipped and the reason
+// printed), KAFKA_TOPIC_PARTITIONS, KAFKA_TOPIC_REPLICATION (bench/kafka.ts).
 //
 // "Orvado" is one funded account and key, as a single customer running requests in
 // parallel; "Orvado, N accounts" rotates the same load over N accounts and keys.
+// "Orvado on Kafka" (and its N-accounts target) is the same process and load with the
+// event stream on Kafka instead of the Postgres log; billing's ledger stays in PostgreSQL.
 // The profile is taken in a separate pass after the measurements (profiling slows
-// the process), with the N-accounts load at the highest connection count.
+// the process), with the N-accounts load at the highest connection count, on the Postgres log.
 import { cpus, loadavg, totalmem, release } from "node:os";
 import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runLoad, type LoadResult } from "./load.ts";
-import { settledCharges, waitUntilSettled, type Charges } from "./ledger-check.ts";
+import type { KafkaSettings } from "@orvado/events";
+import { runLoad, type LoadResult, type Target } from "./load.ts";
+import type { Charges } from "./ledger-check.ts";
+import { benchKafka, describeKafka } from "./kafka.ts";
 import { summarizeProfile, type ProfileSummary } from "./profile-summary.ts";
-import { RESULTS_DIR, clearChildLogs, startPortkey, startUpstream } from "./servers.ts";
-import { directTarget, measure, orvadoTargets, portkeyTarget, smokeTest, tryStartOrvado, type Comparison } from "./targets.ts";
+import type { Child } from "./processes.ts";
+import { RESULTS_DIR, clearChildLogs, startPortkey, startUpstream, type OrvadoInfo } from "./servers.ts";
+import { watchSettlement, type Settlement } from "./settlement.ts";
+import { ORVADO, ORVADO_ON_KAFKA, directTarget, measure, orvadoTargets, portkeyTarget, smokeTest, spreadTargetName, tryStartOrvado, type Comparison } from "./targets.ts";
 import { fixed, formatTable, since } from "./stats.ts";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -33,12 +44,23 @@ const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? "1,100").split(",").map(Nu
 const PROFILE = process.env.BENCH_PROFILE !== "0";
 const WITH_ORVADO = process.env.BENCH_ORVADO !== "0";
 const SPREAD_ACCOUNTS = Number(process.env.BENCH_SPREAD_ACCOUNTS ?? 64);
+// A comma followed by a space is part of a name ("Orvado, 64 accounts"), not a separator.
+const ONLY_TARGETS = process.env.BENCH_TARGETS?.split(/,(?! )/);
 // Long enough for V8 to optimise the hot paths: with 3 s, Orvado's first c=1 round
 // ran about a quarter slower than its third.
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
 const started = Date.now();
 
 const log = (message: string) => process.stderr.write(`[bench ${since(started)}] ${message}\n`);
+const selected = (name: string) => !ONLY_TARGETS || ONLY_TARGETS.includes(name);
+
+/** One Orvado process under test, on one event stream, with its targets and its settlement watch. */
+interface OrvadoLeg {
+  name: string;
+  child: Child<OrvadoInfo>;
+  targets: Target[];
+  settlement: Settlement;
+}
 
 interface Ratios {
   addedLatencyP50: number | null;
@@ -48,11 +70,11 @@ interface Ratios {
   throughputC100Spread: number | null;
 }
 
-function ratios(comparisons: Comparison[]): Ratios {
-  const pick = (connections: number, name: string) =>
-    comparisons.find((c) => c.connections === connections)?.results.find((r) => (name === "spread" ? r.target.startsWith("Orvado, ") : r.target === name));
-  const [direct1, portkey1, orvado1] = ["direct", "Portkey", "Orvado"].map((name) => pick(1, name));
-  const [portkey100, orvado100, spread100] = ["Portkey", "Orvado", "spread"].map((name) => pick(100, name));
+function ratios(comparisons: Comparison[], leg: string): Ratios {
+  const spread = spreadTargetName(leg, SPREAD_ACCOUNTS);
+  const pick = (connections: number, name: string) => comparisons.find((c) => c.connections === connections)?.results.find((r) => r.target === name);
+  const [direct1, portkey1, orvado1] = ["direct", "Portkey", leg].map((name) => pick(1, name));
+  const [portkey100, orvado100, spread100] = ["Portkey", leg, spread].map((name) => pick(100, name));
   const added = (value: (r: LoadResult) => number) =>
     direct1 && portkey1 && orvado1 ? (value(orvado1) - value(direct1)) / (value(portkey1) - value(direct1)) : null;
   return {
@@ -63,32 +85,54 @@ function ratios(comparisons: Comparison[]): Ratios {
   };
 }
 
-function report(comparisons: Comparison[], ratio: Ratios, charges: Charges | null, orvadoOk: number): string {
+/** What one leg measured, beside its name: ratios, billing's totals and the 200s it answered. */
+interface LegOutcome {
+  leg: string;
+  ratios: Ratios;
+  charges: Charges;
+  answered200: number;
+  targets: string[];
+}
+
+const verdict = (value: number | null, ok: (v: number) => boolean) => (value === null ? "n/a" : `${fixed(value)} (${ok(value) ? "meets" : "misses"} target)`);
+
+function ratioLines({ leg, ratios: ratio }: LegOutcome): string[] {
+  const label = (text: string) => `${text}: `.padEnd(66);
+  return [
+    `${label(`${leg} ÷ Portkey, c=1 added latency over direct (p50)`)}${verdict(ratio.addedLatencyP50, (v) => v <= 1)}   target ≤ 1.0`,
+    `${label(`${leg} ÷ Portkey, c=1 added latency over direct (mean)`)}${verdict(ratio.addedLatencyMean, (v) => v <= 1)}`,
+    `${label(`${leg} ÷ Portkey, c=100 throughput`)}${verdict(ratio.throughputC100, (v) => v >= 1.5)}   target ≥ 1.5`,
+    `${label(`${leg} (many accounts) ÷ Portkey, c=100 throughput`)}${verdict(ratio.throughputC100Spread, (v) => v >= 1.5)}`,
+  ];
+}
+
+function settlementLines(comparisons: Comparison[], outcome: LegOutcome): string[] {
+  const lines: string[] = [];
+  for (const { connections, backlogs: all } of comparisons) {
+    const backlogs = all.filter((backlog) => outcome.targets.includes(backlog.target));
+    if (backlogs.length === 0) continue;
+    const most = backlogs.reduce((a, b) => (b.pendingAtEnd > a.pendingAtEnd ? b : a));
+    const longest = Math.max(...backlogs.map((b) => b.drainedMs));
+    lines.push(`${outcome.leg} settlement at c=${connections}: at most ${most.pendingAtEnd} holds unsettled when a round ended, all settled within ${fixed(longest / 1000, 1)} s (the next round waits for it)`);
+  }
+  const { charges } = outcome;
+  lines.push(
+    `${outcome.leg} ledger: ${charges.charged} charged, ${charges.notCharged} not charged, ${charges.pending} pending; ${outcome.answered200} answers 200 counted ` +
+      "(incl. smoke and warm-up; requests still in flight when a timed run stops finish and are charged too, spec 3)",
+  );
+  return lines;
+}
+
+function report(comparisons: Comparison[], outcomes: LegOutcome[], kafkaNote: string): string {
   const rows: (string | number)[][] = [["connections", "target", "req/s", "mean ms", "p50 ms", "p99 ms", "errors", "requests"]];
   for (const { connections, results } of comparisons) {
     for (const r of results) rows.push([connections, r.target, fixed(r.rps, 0), fixed(r.meanMs), fixed(r.p50Ms), fixed(r.p99Ms), r.errors, r.requests]);
   }
-  const verdict = (value: number | null, ok: (v: number) => boolean) => (value === null ? "n/a" : `${fixed(value)} (${ok(value) ? "meets" : "misses"} target)`);
-  const lines = [
-    formatTable(rows),
-    "",
-    `Orvado ÷ Portkey, c=1 added latency over direct (p50):  ${verdict(ratio.addedLatencyP50, (v) => v <= 1)}   target ≤ 1.0`,
-    `Orvado ÷ Portkey, c=1 added latency over direct (mean): ${verdict(ratio.addedLatencyMean, (v) => v <= 1)}`,
-    `Orvado ÷ Portkey, c=100 throughput:                      ${verdict(ratio.throughputC100, (v) => v >= 1.5)}   target ≥ 1.5`,
-    `Orvado (many accounts) ÷ Portkey, c=100 throughput:      ${verdict(ratio.throughputC100Spread, (v) => v >= 1.5)}`,
-  ];
-  for (const { connections, backlogs } of comparisons) {
-    if (backlogs.length === 0) continue;
-    const most = backlogs.reduce((a, b) => (b.pendingAtEnd > a.pendingAtEnd ? b : a));
-    const longest = Math.max(...backlogs.map((b) => b.drainedMs));
-    lines.push(`Orvado settlement at c=${connections}: at most ${most.pendingAtEnd} holds unsettled when a round ended, all settled within ${fixed(longest / 1000, 1)} s (the next round waits for it)`);
-  }
-  if (charges) {
-    lines.push(
-      `Orvado ledger: ${charges.charged} charged, ${charges.notCharged} not charged, ${charges.pending} pending; ${orvadoOk} answers 200 counted ` +
-        "(incl. smoke and warm-up; requests still in flight when a timed run stops finish and are charged too, spec 3)",
-    );
-  }
+  const lines = [formatTable(rows)];
+  for (const outcome of outcomes) lines.push("", ...ratioLines(outcome));
+  lines.push("");
+  for (const outcome of outcomes) lines.push(...settlementLines(comparisons, outcome));
+  lines.push(kafkaNote);
   return lines.join("\n");
 }
 
@@ -101,7 +145,7 @@ async function profilePass(upstreamUrl: string): Promise<ProfileSummary | null> 
   const profileDir = join(RESULTS_DIR, `profile-${Date.now()}`);
   mkdirSync(profileDir, { recursive: true });
   try {
-    const orvado = await tryStartOrvado(upstreamUrl, SPREAD_ACCOUNTS, log, profileDir);
+    const orvado = await tryStartOrvado(upstreamUrl, SPREAD_ACCOUNTS, log, { profileDir });
     if (!orvado) return null;
     const connections = Math.max(...CONNECTIONS);
     const targets = orvadoTargets(orvado.info);
@@ -124,42 +168,86 @@ function formatHotSpots(summary: ProfileSummary): string {
   return [`Orvado CPU profile: ${fixed(summary.totalMs / 1000, 1)} s sampled, ${fixed(summary.idleShare * 100, 1)}% idle`, formatTable(rows), "", formatTable(fnRows)].join("\n");
 }
 
+/** A leg is started only if one of its targets is to be measured. */
+function legWanted(leg: string): boolean {
+  return WITH_ORVADO && [leg, ...(SPREAD_ACCOUNTS > 1 ? [spreadTargetName(leg, SPREAD_ACCOUNTS)] : [])].some(selected);
+}
+
+async function startLeg(upstreamUrl: string, kafka?: KafkaSettings): Promise<OrvadoLeg | null> {
+  const child = await tryStartOrvado(upstreamUrl, SPREAD_ACCOUNTS, log, { kafka });
+  if (!child) return null;
+  const settlement = await watchSettlement(child.info);
+  const targets = orvadoTargets(child.info);
+  return { name: targets[0]!.name, child, targets, settlement };
+}
+
+/** The Kafka leg, or null and why not (printed under the table as well). */
+async function startKafkaLeg(upstreamUrl: string): Promise<{ leg: OrvadoLeg | null; note: string }> {
+  if (!legWanted(ORVADO_ON_KAFKA)) return { leg: null, note: `${ORVADO_ON_KAFKA}: not selected (BENCH_ORVADO, BENCH_TARGETS)` };
+  const kafka = await benchKafka();
+  if ("skipped" in kafka) {
+    log(`${ORVADO_ON_KAFKA} leg skipped: ${kafka.skipped}`);
+    return { leg: null, note: `${ORVADO_ON_KAFKA}: skipped, ${kafka.skipped}` };
+  }
+  const leg = await startLeg(upstreamUrl, kafka.settings);
+  return { leg, note: leg ? `${ORVADO_ON_KAFKA}: ${describeKafka(kafka.settings)}` : `${ORVADO_ON_KAFKA}: skipped, it did not start (bench/results/orvado-kafka.log)` };
+}
+
+async function stopLeg(leg: OrvadoLeg) {
+  await leg.settlement.close();
+  await leg.child.stop();
+}
+
 async function main() {
   const loadAverageAtStart = loadavg();
   clearChildLogs();
   const upstream = await startUpstream();
   const portkey = await startPortkey();
-  const orvado = WITH_ORVADO ? await tryStartOrvado(upstream.info.url, SPREAD_ACCOUNTS, log) : null;
-  const children = [orvado, portkey, upstream].filter((child) => child !== null);
+  const legs: OrvadoLeg[] = [];
+  const stopped = new Set<OrvadoLeg>();
   try {
-    const targets = [directTarget(upstream.info.url), portkeyTarget(portkey.info.url, upstream.info.url)];
-    if (orvado) targets.push(...orvadoTargets(orvado.info));
-    // A comma followed by a space is part of a name ("Orvado, 64 accounts"), not a separator.
-    const only = process.env.BENCH_TARGETS?.split(/,(?! )/);
-    if (only) targets.splice(0, targets.length, ...targets.filter((target) => only.includes(target.name)));
+    const postgresLeg = legWanted(ORVADO) ? await startLeg(upstream.info.url) : null;
+    if (postgresLeg) legs.push(postgresLeg);
+    const kafka = await startKafkaLeg(upstream.info.url);
+    if (kafka.leg) legs.push(kafka.leg);
+    const targets = [directTarget(upstream.info.url), portkeyTarget(portkey.info.url, upstream.info.url), ...legs.flatMap((leg) => leg.targets)].filter((target) => selected(target.name));
     for (const target of targets) await smokeTest(target);
     log(`warming up ${targets.map((t) => t.name).join(", ")}`);
     const warmups = await Promise.all(targets.map((target) => runLoad(target, 10, WARMUP_S)));
-    if (orvado) await waitUntilSettled(orvado.info.databaseUrl);
+    for (const leg of legs) await leg.settlement.untilSettled();
+    const settlements = new Map(legs.flatMap((leg) => leg.targets.map((target) => [target.name, leg.settlement] as const)));
     const comparisons: Comparison[] = [];
-    for (const connections of CONNECTIONS) comparisons.push(await measure(targets, connections, { rounds: ROUNDS, durationS: DURATION_S, log, orvadoDatabaseUrl: orvado?.info.databaseUrl }));
-    const ratio = ratios(comparisons);
-    const ok200 = (results: LoadResult[]) => results.filter((r) => r.target.startsWith("Orvado")).reduce((sum, r) => sum + (r.statusCodes["200"] ?? 0), 0);
-    const orvadoOk = orvado ? targets.filter((t) => t.name.startsWith("Orvado")).length + ok200(warmups) + comparisons.reduce((sum, c) => sum + ok200(c.results), 0) : 0;
-    const charges = orvado ? await settledCharges(orvado.info.databaseUrl) : null;
-    await orvado?.stop();
-    const profile = PROFILE && WITH_ORVADO ? await profilePass(upstream.info.url) : null;
-    const text = report(comparisons, ratio, charges, orvadoOk);
+    for (const connections of CONNECTIONS) comparisons.push(await measure(targets, connections, { rounds: ROUNDS, durationS: DURATION_S, log, settlements }));
+    const outcomes: LegOutcome[] = [];
+    for (const leg of legs) {
+      const names = leg.targets.map((target) => target.name);
+      const ok200 = (results: LoadResult[]) => results.filter((r) => names.includes(r.target)).reduce((sum, r) => sum + (r.statusCodes["200"] ?? 0), 0);
+      const smoked = 1 + targets.filter((target) => names.includes(target.name)).length;
+      const answered200 = smoked + ok200(warmups) + comparisons.reduce((sum, c) => sum + ok200(c.results), 0);
+      outcomes.push({ leg: leg.name, ratios: ratios(comparisons, leg.name), charges: await leg.settlement.charges(), answered200, targets: names });
+      await stopLeg(leg);
+      stopped.add(leg);
+    }
+    const profile = PROFILE && postgresLeg ? await profilePass(upstream.info.url) : null;
+    const text = report(comparisons, outcomes, kafka.note);
     process.stdout.write(`\n${text}\nload average (1 min) at start ${fixed(loadAverageAtStart[0]!)}, at end ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n\n${profile ? formatHotSpots(profile) + "\n" : ""}`);
     const file = join(RESULTS_DIR, `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
     // The load average says how much else ran on the machine meanwhile (a shared machine skews every figure).
     const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryBytes: totalmem(), node: process.version, kernel: release(), loadAverageAtStart, loadAverageAtEnd: loadavg() };
-    const settings = { durationS: DURATION_S, rounds: ROUNDS, connections: CONNECTIONS, spreadAccounts: SPREAD_ACCOUNTS, orvadoMeasured: orvado !== null, image: process.env.BENCH_IMAGE ?? "solid" };
-    const json = { when: new Date().toISOString(), machine, settings, comparisons, ratios: ratio, orvadoLedger: charges && { ...charges, capturedMicros: String(charges.capturedMicros), answered200: orvadoOk }, profile };
+    const settings = { durationS: DURATION_S, rounds: ROUNDS, connections: CONNECTIONS, spreadAccounts: SPREAD_ACCOUNTS, orvadoMeasured: postgresLeg !== null, image: process.env.BENCH_IMAGE ?? "solid" };
+    const ledgerJson = (outcome: LegOutcome | undefined) => outcome && { ...outcome.charges, capturedMicros: String(outcome.charges.capturedMicros), answered200: outcome.answered200 };
+    const postgresOutcome = outcomes.find((outcome) => outcome.leg === ORVADO);
+    const kafkaOutcome = outcomes.find((outcome) => outcome.leg === ORVADO_ON_KAFKA);
+    const kafkaJson = kafka.leg
+      ? { settings: { ...kafka.leg.child.info.kafka, acks: "all", idempotentProducer: true }, ratios: kafkaOutcome!.ratios, ledger: ledgerJson(kafkaOutcome) }
+      : { skipped: kafka.note };
+    const json = { when: new Date().toISOString(), machine, settings, comparisons, ratios: postgresOutcome?.ratios ?? null, orvadoLedger: ledgerJson(postgresOutcome) ?? null, kafka: kafkaJson, profile };
     writeFileSync(file, JSON.stringify(json, null, 2));
     log(`wrote ${file}`);
   } finally {
-    for (const child of children) await child.stop();
+    for (const leg of legs) if (!stopped.has(leg)) await stopLeg(leg);
+    await portkey.stop();
+    await upstream.stop();
   }
 }
 

@@ -6,6 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../services/stack/src/process-stack.ts";
 import { startListeningChild, startReportingChild, type Child } from "./processes.ts";
+import type { KafkaSettings } from "@orvado/events";
+import { kafkaEnv } from "./kafka.ts";
 import { STACK_NODE_FLAGS } from "../services/stack/src/node-flags.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -21,6 +23,10 @@ export interface OrvadoInfo {
   /** Images and keys of this run; the child deletes it unless it was profiled (then the parent does). */
   dataDir?: string;
   pid: number;
+  /** The event stream the child's stack opened (its own report). */
+  stream: "postgres" | "kafka";
+  /** On Kafka: the brokers and the run's own topic and group prefix. */
+  kafka?: KafkaSettings;
 }
 
 /** Starts a run with empty child logs (they are appended to during the run, by every child of that name). */
@@ -105,12 +111,14 @@ export interface OrvadoOptions {
   /** Write a V8 CPU profile of the Orvado process into this directory on exit. */
   cpuProfileDir?: string;
   env?: NodeJS.ProcessEnv;
+  /** Kafka as the event stream; without it the Postgres log, even when the parent has KAFKA_BROKERS set. */
+  kafka?: KafkaSettings;
 }
 
-export function startOrvado(options: OrvadoOptions): Promise<Child<OrvadoInfo>> {
+export async function startOrvado(options: OrvadoOptions): Promise<Child<OrvadoInfo>> {
   const profile = options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
-  return startReportingChild<OrvadoInfo>({
-    name: "Orvado",
+  const child = await startReportingChild<OrvadoInfo>({
+    name: options.kafka ? "Orvado on Kafka" : "Orvado",
     // The flags npm start runs the stack with, so that what is measured is what runs.
     args: [...profile, ...STACK_NODE_FLAGS, ...TSX, join(ROOT, "bench", "orvado-main.ts")],
     env: {
@@ -120,8 +128,15 @@ export function startOrvado(options: OrvadoOptions): Promise<Child<OrvadoInfo>> 
       // One account carries all of a run's connections: no per-account job limit.
       GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS: "0",
       ...(options.cpuProfileDir ? { BENCH_PARENT_DELETES_DATA: "1" } : {}),
+      ...kafkaEnv(options.kafka),
       ...options.env,
     },
-    logFile: logFile("orvado"),
+    logFile: logFile(options.kafka ? "orvado-kafka" : "orvado"),
   });
+  const wanted = options.kafka ? "kafka" : "postgres";
+  if (child.info.stream !== wanted) {
+    await child.stop();
+    throw new Error(`Orvado opened the ${child.info.stream} stream, not ${wanted}`);
+  }
+  return { ...child, info: { ...child.info, kafka: options.kafka } };
 }

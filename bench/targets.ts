@@ -2,7 +2,9 @@
 // prompt and size everywhere), a smoke test before measuring, Orvado started
 // against the fake upstream, and rounds that alternate the targets.
 import { combine, runLoad, type LoadResult, type Target } from "./load.ts";
-import { waitUntilSettled, type SettlementBacklog } from "./ledger-check.ts";
+import type { SettlementBacklog } from "./ledger-check.ts";
+import type { KafkaSettings } from "@orvado/events";
+import type { Settlement } from "./settlement.ts";
 import { BENCH_MODEL, startOrvado, writeBenchCatalog, type OrvadoInfo } from "./servers.ts";
 import type { Child } from "./processes.ts";
 import { fixed } from "./stats.ts";
@@ -23,13 +25,27 @@ export function portkeyTarget(portkeyUrl: string, upstreamUrl: string): Target {
   };
 }
 
+/** The name of the Postgres-log leg's single-account target; the Kafka leg's is ORVADO_ON_KAFKA. */
+export const ORVADO = "Orvado";
+export const ORVADO_ON_KAFKA = "Orvado on Kafka";
+
+/** A leg's targets are named after the stream its Orvado uses. */
+export function orvadoLegName(info: Pick<OrvadoInfo, "kafka">): string {
+  return info.kafka ? ORVADO_ON_KAFKA : ORVADO;
+}
+
 export function orvadoTarget(info: OrvadoInfo): Target {
   const body = JSON.stringify({ model: BENCH_MODEL, prompt: PROMPT, size: "1024x1024", response_format: "b64_json" });
-  return { name: "Orvado", url: `${info.edgeUrl}/v1/images/generations`, headers: { authorization: `Bearer ${info.key}` }, body };
+  return { name: orvadoLegName(info), url: `${info.edgeUrl}/v1/images/generations`, headers: { authorization: `Bearer ${info.key}` }, body };
+}
+
+/** The many-accounts target's name for a leg ("Orvado, 64 accounts", "Orvado on Kafka, 64 accounts"). */
+export function spreadTargetName(leg: string, accounts: number): string {
+  return `${leg}, ${accounts} accounts`;
 }
 
 function spreadTarget(info: OrvadoInfo): Target {
-  return { ...orvadoTarget(info), name: `Orvado, ${info.accounts.length} accounts`, keys: info.accounts.map((account) => account.key) };
+  return { ...orvadoTarget(info), name: spreadTargetName(orvadoLegName(info), info.accounts.length), keys: info.accounts.map((account) => account.key) };
 }
 
 export function orvadoTargets(info: OrvadoInfo): Target[] {
@@ -43,18 +59,31 @@ export async function smokeTest(target: Target): Promise<void> {
   if (response.status !== 200 || !text.includes("b64_json")) throw new Error(`${target.name} answered ${response.status}: ${text.slice(0, 300)}`);
 }
 
+export interface OrvadoStart {
+  /** Write a V8 CPU profile of the Orvado process into this directory on exit. */
+  profileDir?: string;
+  /** Put the events on Kafka (the "Orvado on Kafka" leg). */
+  kafka?: KafkaSettings;
+}
+
 /** Orvado with `accounts` funded accounts in front of the upstream, smoke-tested; null (and logged) if it cannot start. */
-export async function tryStartOrvado(upstreamUrl: string, accounts: number, log: (message: string) => void, profileDir?: string): Promise<Child<OrvadoInfo> | null> {
+export async function tryStartOrvado(upstreamUrl: string, accounts: number, log: (message: string) => void, start: OrvadoStart = {}): Promise<Child<OrvadoInfo> | null> {
   try {
     const orvado = await startOrvado({
       modelsFile: writeBenchCatalog(upstreamUrl, 100_000),
-      cpuProfileDir: profileDir,
+      cpuProfileDir: start.profileDir,
+      kafka: start.kafka,
       env: { BENCH_ORVADO_ACCOUNTS: String(Math.max(1, accounts)) },
     });
-    await smokeTest(orvadoTarget(orvado.info));
+    try {
+      await smokeTest(orvadoTarget(orvado.info));
+    } catch (error) {
+      await orvado.stop();
+      throw error;
+    }
     return orvado;
   } catch (error) {
-    log(`Orvado leg skipped: ${(error as Error).message.split("\n")[0]}`);
+    log(`${orvadoLegName(start)} leg skipped: ${(error as Error).message.split("\n")[0]}`);
     return null;
   }
 }
@@ -70,24 +99,24 @@ export interface RoundSettings {
   rounds: number;
   durationS: number;
   log: (message: string) => void;
-  /** Orvado's database: after each Orvado round, wait until billing has settled it. */
-  orvadoDatabaseUrl?: string;
+  /** By target name: after that target's round, wait until its Orvado's billing has settled it. */
+  settlements?: ReadonlyMap<string, Settlement>;
 }
 
 /**
  * Every target once per round, in a rotating order, so drift on a shared machine hits all alike.
  * After an Orvado round the next one starts only once billing has settled everything that
- * round charged (orvadoDatabaseUrl), so Orvado's settling is never done in another target's time.
+ * round charged (settlements), so Orvado's settling is never done in another target's time.
  */
 export async function measure(targets: Target[], connections: number, settings: RoundSettings): Promise<Comparison> {
-  const { rounds, durationS, log, orvadoDatabaseUrl } = settings;
+  const { rounds, durationS, log, settlements } = settings;
   const runs = new Map<string, LoadResult[]>(targets.map((target) => [target.name, []]));
   const backlogs: Comparison["backlogs"] = [];
   for (let round = 0; round < rounds; round += 1) {
     for (let index = 0; index < targets.length; index += 1) {
       const target = targets[(index + round) % targets.length]!;
       const result = await runLoad(target, connections, durationS);
-      const backlog = orvadoDatabaseUrl && target.name.startsWith("Orvado") ? await waitUntilSettled(orvadoDatabaseUrl) : null;
+      const backlog = (await settlements?.get(target.name)?.untilSettled()) ?? null;
       if (backlog) backlogs.push({ target: target.name, round: round + 1, ...backlog });
       const settled = backlog ? `; ${backlog.pendingAtEnd} holds left to settle, settled ${fixed(backlog.drainedMs / 1000, 1)} s later` : "";
       log(`c=${connections} round ${round + 1}/${rounds} ${target.name}: ${fixed(result.rps, 0)} req/s, p50 ${fixed(result.p50Ms)} ms, errors ${result.errors}${settled}`);
