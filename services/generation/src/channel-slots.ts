@@ -1,9 +1,15 @@
-import type { Queryable } from "@orvado/db";
+import type { Db, Queryable } from "@orvado/db";
 
 // The statements behind shared channel capacity and circuit breakers
 // (migrations/005_channel_slots.sql): one to take a slot, one to give it back
 // with the call's outcome, one per process and renewal interval to renew every
 // lease it holds, one to read every channel's state for /v1/models.
+//
+// The writes do not wait for the WAL flush (durable: false): a crash of the
+// database server may lose the last few hundred milliseconds of them. A lost
+// take lets that job run uncounted until it ends; a lost release or renewal
+// leaves a lease that expires by itself within the TTL. Both are bounded, and
+// neither touches money; waiting would add two flushes to every upstream job.
 
 export type BreakerState = "closed" | "open" | "half-open";
 
@@ -21,12 +27,13 @@ export type SharedTake = { ok: true; channelKey: string } | { ok: false; reason:
 
 /** Takes a slot on the first channel of `channels` (priority order) that lets a job through. */
 export async function takeSharedSlot(
-  q: Queryable,
+  db: Db,
   take: { slotId: string; holder: string; channels: { key: string; capacity: number }[]; failureThreshold: number; leaseTtlMs: number },
 ): Promise<SharedTake> {
-  const { rows } = await q.query<{ channel_key: string | null; refused: "full" | "unhealthy" | null; retry_after_ms: string }>(
+  const { rows } = await db.query<{ channel_key: string | null; refused: "full" | "unhealthy" | null; retry_after_ms: string }>(
     "SELECT channel_key, refused, retry_after_ms FROM generation.take_channel_slot($1, $2, $3::text[], $4::int[], $5::int, $6::bigint)",
     [take.slotId, take.holder, take.channels.map((c) => c.key), take.channels.map((c) => c.capacity), take.failureThreshold, take.leaseTtlMs],
+    { durable: false },
   );
   const row = rows[0];
   if (!row) throw new Error("generation.take_channel_slot gave no row");
@@ -34,8 +41,10 @@ export async function takeSharedSlot(
   return { ok: false, reason: row.refused ?? "full", retryAfterMs: Number(row.retry_after_ms) };
 }
 
-export async function releaseSharedSlot(q: Queryable, slotId: string, channelKey: string, outcome: CallOutcome, breaker: BreakerSettings): Promise<void> {
-  await q.query("SELECT generation.release_channel_slot($1, $2, $3, $4::int, $5::bigint)", [slotId, channelKey, outcome, breaker.failureThreshold, breaker.cooldownMs]);
+export async function releaseSharedSlot(db: Db, slotId: string, channelKey: string, outcome: CallOutcome, breaker: BreakerSettings): Promise<void> {
+  await db.query("SELECT generation.release_channel_slot($1, $2, $3, $4::int, $5::bigint)", [slotId, channelKey, outcome, breaker.failureThreshold, breaker.cooldownMs], {
+    durable: false,
+  });
 }
 
 /**
@@ -43,11 +52,12 @@ export async function releaseSharedSlot(q: Queryable, slotId: string, channelKey
  * expired stays expired: another replica may have taken its room meanwhile.
  * Answers how many were renewed.
  */
-export async function renewSharedSlots(q: Queryable, slotIds: string[], leaseTtlMs: number): Promise<number> {
+export async function renewSharedSlots(db: Db, slotIds: string[], leaseTtlMs: number): Promise<number> {
   if (slotIds.length === 0) return 0;
-  const result = await q.query(
+  const result = await db.query(
     "UPDATE generation.channel_slots SET expires_at = clock_timestamp() + $2::bigint * interval '1 millisecond' WHERE slot_id = ANY($1::text[]) AND expires_at > clock_timestamp()",
     [slotIds, leaseTtlMs],
+    { durable: false },
   );
   return result.rowCount ?? 0;
 }
