@@ -33,6 +33,8 @@ export interface Simulator {
   readonly origin: string;
   readonly stats: SimStats;
   readonly behaviour: Readonly<SimBehaviour>;
+  /** API calls open now (file downloads aside); `stats.peakInFlight` is the most at once. */
+  readonly inFlight: number;
   behave(change: Partial<SimBehaviour>): void;
   /** Back to the default behaviour, counters zeroed. */
   reset(): void;
@@ -83,6 +85,9 @@ export async function startSimulator(provider: SimulatedProvider, options: Simul
     },
     get behaviour() {
       return core.behaviour;
+    },
+    get inFlight() {
+      return core.inFlight;
     },
     behave: (change) => core.behave(change),
     reset: () => core.reset(),

@@ -62,6 +62,8 @@ export interface SimStats {
   lastBody: unknown;
   lastHeaders: IncomingHttpHeaders | undefined;
   lastPath: string | undefined;
+  /** The most API calls (file downloads aside) open at once since the start or the last reset. */
+  peakInFlight: number;
 }
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -73,7 +75,8 @@ export class SimulatorCore {
   #routes: Route[] = [];
   readonly #files = new Map<string, Buffer>();
   readonly #shutdown = new AbortController();
-  stats: SimStats = { requests: 0, byRoute: {}, lastBody: undefined, lastHeaders: undefined, lastPath: undefined };
+  stats: SimStats = { requests: 0, byRoute: {}, lastBody: undefined, lastHeaders: undefined, lastPath: undefined, peakInFlight: 0 };
+  #inFlight = 0;
   origin = "";
 
   constructor(
@@ -102,7 +105,12 @@ export class SimulatorCore {
 
   reset(): void {
     this.#behaviour = { ...DEFAULT_BEHAVIOUR, apiKey: this.#behaviour.apiKey };
-    this.stats = { requests: 0, byRoute: {}, lastBody: undefined, lastHeaders: undefined, lastPath: undefined };
+    this.stats = { requests: 0, byRoute: {}, lastBody: undefined, lastHeaders: undefined, lastPath: undefined, peakInFlight: this.#inFlight };
+  }
+
+  /** API calls open now: received and not yet answered (or given up by the client). */
+  get inFlight(): number {
+    return this.#inFlight;
   }
 
   count(route: string): number {
@@ -182,6 +190,7 @@ export class SimulatorCore {
       const found = this.#match(req.method ?? "GET", url.pathname);
       if (!found) return send(res, { status: 404, json: { error: { message: `no route ${req.method} ${url.pathname}` } } });
       this.stats.byRoute[found.route.name] = (this.stats.byRoute[found.route.name] ?? 0) + 1;
+      this.#countOpen(res);
       const expected = this.#behaviour.apiKey;
       if (expected !== undefined && this.readKey(req.headers) !== expected) {
         return send(res, { status: 401, json: { error: { message: "invalid api key", type: "invalid_request_error", code: "invalid_api_key" } } });
@@ -192,6 +201,15 @@ export class SimulatorCore {
     } catch (error) {
       send(res, { status: 500, json: { error: { message: `simulator error: ${(error as Error).message}` } } });
     }
+  }
+
+  /** Counts the call as open until its response is finished or its connection closes. */
+  #countOpen(res: ServerResponse): void {
+    this.#inFlight += 1;
+    this.stats.peakInFlight = Math.max(this.stats.peakInFlight, this.#inFlight);
+    res.once("close", () => {
+      this.#inFlight -= 1;
+    });
   }
 
   #match(method: string, path: string): { route: Route; match: RegExpExecArray } | undefined {

@@ -57,6 +57,29 @@ describe("the OpenAI simulator", () => {
     expect(await png(body.data[0].b64_json)).toEqual(["png", 320, 200]);
   });
 
+  it("counts the calls open at once, until each is answered or its client leaves", async () => {
+    sim.reset();
+    const auth = { authorization: "Bearer sk-1" };
+    const slow = [1, 2, 3].map(() => post(`${sim.baseUrl}/images/generations`, { prompt: "x [sim:delay=300]" }, auth));
+    const leaving = new AbortController();
+    const hung = fetch(`${sim.baseUrl}/images/generations`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...auth },
+      body: JSON.stringify({ prompt: "[sim:hang]" }),
+      signal: leaving.signal,
+    }).catch(() => "left");
+    while (sim.inFlight < 4) await new Promise((resolve) => setTimeout(resolve, 10));
+    await Promise.all(slow);
+    leaving.abort();
+    await hung;
+    while (sim.inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(sim.stats.peakInFlight).toBe(4);
+    await post(`${sim.baseUrl}/images/generations`, { prompt: "x" }, auth);
+    expect(sim.stats.peakInFlight).toBe(4);
+    sim.reset();
+    expect(sim.stats.peakInFlight).toBe(0);
+  });
+
   it("hangs until the client gives up, and close() ends hung connections", async () => {
     sim.reset();
     const aborted = await fetch(`${sim.baseUrl}/images/generations`, {

@@ -1,10 +1,21 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import type { Tier } from "@orvado/proto";
+import type { Logger } from "@orvado/core";
+import type { Db } from "@orvado/db";
 import { channelKey, resolveChannelKeys, type Catalog, type CatalogModel, type ChannelConfig } from "./catalog.ts";
-import { CircuitBreaker, type BreakerPass, type BreakerState } from "./circuit-breaker.ts";
+import { readSharedStates, releaseSharedSlot, renewSharedSlots, takeSharedSlot, type BreakerSettings, type BreakerState, type CallOutcome } from "./channel-slots.ts";
 
 // Per-channel concurrency: a slot is taken before anything is reserved, so a
 // request refused for capacity holds and charges nothing.
+//
+// An upstream channel's capacity and circuit breaker are shared by every
+// generation replica (channel-slots.ts, migrations/005_channel_slots.sql): its
+// `capacity` bounds the jobs running on it across all of them, which is what
+// a provider's concurrency quota counts. The sandbox renders inside each
+// process, on that process's CPU, so its capacity is counted per process.
 
+/** A counter of slots in this process: the sandbox's limit, and the metrics' count of shared slots held here. */
 export class ChannelCapacity {
   #inUse = 0;
   constructor(readonly limit: number) {}
@@ -16,6 +27,11 @@ export class ChannelCapacity {
   /** Takes a slot if one is free; the returned function gives it back (once). */
   tryAcquire(): (() => void) | null {
     if (this.#inUse >= this.limit) return null;
+    return this.hold();
+  }
+
+  /** Counts a slot whose limit is enforced elsewhere (PostgreSQL, for upstream channels). */
+  hold(): () => void {
     this.#inUse += 1;
     let released = false;
     return () => {
@@ -26,14 +42,17 @@ export class ChannelCapacity {
   }
 }
 
-/** A channel slot held by one job: capacity plus the breaker's permission. */
+/** A channel slot held by one job. */
 export interface ChannelSlot {
   channel: ChannelConfig;
   key: string;
   apiKey: string | undefined;
-  pass: BreakerPass;
-  /** Gives the slot back; a pass not yet settled is cancelled. Safe to call twice. */
-  release(): void;
+  /** The upstream answered (images or a refusal): the breaker closes. The first of succeeded/failed counts. */
+  succeeded(): void;
+  /** The call failed: the breaker counts it. */
+  failed(): void;
+  /** Gives the slot back with the outcome recorded (none: cancelled). Never throws; safe to call twice. */
+  release(): Promise<void>;
 }
 
 export type SlotAnswer = { ok: true; slot: ChannelSlot } | { ok: false; reason: "full" | "unhealthy"; retryAfterSeconds: number };
@@ -43,10 +62,22 @@ export interface ChannelHealth {
   provider: string;
   healthy: boolean;
   state: BreakerState;
+  /** Jobs on the channel now: across every replica, or in this process for the sandbox. */
   inUse: number;
   capacity: number;
   priority: number;
 }
+
+export interface ChannelPoolOptions extends BreakerSettings {
+  readKey: (variable: string) => string | undefined;
+  /** A lease not renewed for this long stops counting (a process killed with -9). */
+  leaseTtlMs: number;
+  /** How often this process renews every lease it holds, in one statement. */
+  leaseRenewMs: number;
+  logger: Logger;
+}
+
+const isShared = (channel: ChannelConfig) => channel.provider !== "sandbox";
 
 /**
  * Every channel of the catalog with its capacity, its circuit breaker and its key. Channels
@@ -54,82 +85,156 @@ export interface ChannelHealth {
  * locally and only fails when a prompt asks it to, so it has no breaker.
  */
 export class ChannelPool {
+  /** Slots held by this process per `<model>/<channel>` (the limit is enforced here only for the sandbox). */
   readonly capacities = new Map<string, ChannelCapacity>();
-  readonly breakers = new Map<string, CircuitBreaker>();
   readonly #keys: Map<string, string | undefined>;
+  /** This process's name on its leases. */
+  readonly holder = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+  /** Shared slots held here, renewed together every leaseRenewMs while there are any. */
+  readonly #held = new Set<string>();
+  #renewTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly catalog: Catalog,
-    options: { failureThreshold: number; cooldownMs: number; readKey: (variable: string) => string | undefined; now?: () => number },
+    private readonly db: Db,
+    private readonly options: ChannelPoolOptions,
   ) {
     this.#keys = resolveChannelKeys(catalog, options.readKey);
     for (const model of catalog.values()) {
-      for (const channel of model.channels) {
-        const key = channelKey(model.id, channel.name);
-        this.capacities.set(key, new ChannelCapacity(channel.capacity));
-        if (channel.provider !== "sandbox") this.breakers.set(key, new CircuitBreaker(options));
-      }
+      for (const channel of model.channels) this.capacities.set(channelKey(model.id, channel.name), new ChannelCapacity(channel.capacity));
     }
   }
 
-  /** The first channel by priority that serves the tier, is not excluded, is healthy and has a free slot. */
-  take(model: CatalogModel, tier: Tier, exclude: ReadonlySet<string> = new Set()): SlotAnswer {
+  /**
+   * The first channel by priority that serves the tier, is not excluded, lets a job through its
+   * breaker and has a free slot. Consecutive upstream channels are asked about in one statement.
+   * Throws when PostgreSQL cannot be asked.
+   */
+  async take(model: CatalogModel, tier: Tier, exclude: ReadonlySet<string> = new Set()): Promise<SlotAnswer> {
+    const candidates = model.channels.filter((channel) => channel.tiers.includes(tier) && !exclude.has(channelKey(model.id, channel.name)));
     let sawFull = false;
     let soonestRetryMs = Number.POSITIVE_INFINITY;
-    for (const channel of model.channels) {
-      const key = channelKey(model.id, channel.name);
-      if (exclude.has(key) || !channel.tiers.includes(tier)) continue;
-      const breaker = this.breakers.get(key);
-      if (breaker?.state === "open") {
-        soonestRetryMs = Math.min(soonestRetryMs, breaker.retryInMs);
-        continue;
-      }
-      const release = this.capacities.get(key)!.tryAcquire();
-      if (!release) {
+    for (let start = 0; start < candidates.length; ) {
+      if (!isShared(candidates[start]!)) {
+        const slot = this.#takeLocal(model, candidates[start]!);
+        if (slot) return { ok: true, slot };
         sawFull = true;
+        start += 1;
         continue;
       }
-      const pass = breaker ? breaker.tryPass() : ALWAYS_PASS;
-      if (!pass) {
-        // Half-open and its one trial is already running: treat as busy.
-        release();
-        sawFull = true;
-        continue;
-      }
-      return {
-        ok: true,
-        slot: {
-          channel,
-          key,
-          apiKey: this.#keys.get(key),
-          pass,
-          release() {
-            pass.cancel();
-            release();
-          },
-        },
-      };
+      let end = start;
+      while (end < candidates.length && isShared(candidates[end]!)) end += 1;
+      const run = candidates.slice(start, end);
+      start = end;
+      const taken = await this.#takeShared(model, run);
+      if (taken.ok) return taken;
+      if (taken.reason === "full") sawFull = true;
+      else soonestRetryMs = Math.min(soonestRetryMs, taken.retryAfterSeconds * 1000);
     }
     if (sawFull || !Number.isFinite(soonestRetryMs)) return { ok: false, reason: "full", retryAfterSeconds: 60 };
     return { ok: false, reason: "unhealthy", retryAfterSeconds: Math.min(60, Math.max(1, Math.ceil(soonestRetryMs / 1000))) };
   }
 
-  health(model: CatalogModel): ChannelHealth[] {
-    return model.channels.map((channel) => {
-      const key = channelKey(model.id, channel.name);
-      const breaker = this.breakers.get(key);
-      const capacity = this.capacities.get(key)!;
-      return {
-        name: channel.name,
-        provider: channel.provider,
-        healthy: breaker?.healthy ?? true,
-        state: breaker?.state ?? "closed",
-        inUse: capacity.inUse,
-        capacity: capacity.limit,
-        priority: channel.priority,
-      };
+  /** Every channel of the catalog, keyed `<model>/<channel>`, as every replica sees it (one query). */
+  async health(): Promise<Map<string, ChannelHealth>> {
+    const sharedKeys = [...this.catalog.values()].flatMap((model) => model.channels.filter(isShared).map((channel) => channelKey(model.id, channel.name)));
+    const shared = await readSharedStates(this.db, sharedKeys, this.options.failureThreshold);
+    const health = new Map<string, ChannelHealth>();
+    for (const model of this.catalog.values()) {
+      for (const channel of model.channels) {
+        const key = channelKey(model.id, channel.name);
+        const state = shared.get(key)?.state ?? "closed";
+        health.set(key, {
+          name: channel.name,
+          provider: channel.provider,
+          healthy: state !== "open",
+          state,
+          inUse: shared.get(key)?.inUse ?? this.capacities.get(key)!.inUse,
+          capacity: channel.capacity,
+          priority: channel.priority,
+        });
+      }
+    }
+    return health;
+  }
+
+  #takeLocal(model: CatalogModel, channel: ChannelConfig): ChannelSlot | null {
+    const key = channelKey(model.id, channel.name);
+    const release = this.capacities.get(key)!.tryAcquire();
+    if (!release) return null;
+    return {
+      channel,
+      key,
+      apiKey: this.#keys.get(key),
+      succeeded() {},
+      failed() {},
+      async release() {
+        release();
+      },
+    };
+  }
+
+  async #takeShared(model: CatalogModel, run: ChannelConfig[]): Promise<SlotAnswer> {
+    const slotId = randomUUID();
+    const byKey = new Map(run.map((channel) => [channelKey(model.id, channel.name), channel]));
+    const taken = await takeSharedSlot(this.db, {
+      slotId,
+      holder: this.holder,
+      channels: [...byKey].map(([key, channel]) => ({ key, capacity: channel.capacity })),
+      failureThreshold: this.options.failureThreshold,
+      leaseTtlMs: this.options.leaseTtlMs,
     });
+    if (!taken.ok) return { ok: false, reason: taken.reason, retryAfterSeconds: Math.ceil(taken.retryAfterMs / 1000) };
+    const key = taken.channelKey;
+    this.#held.add(slotId);
+    this.#renewWhileHeld();
+    const countHere = this.capacities.get(key)!.hold();
+    let outcome: CallOutcome = "cancelled";
+    let released: Promise<void> | undefined;
+    const pool = this;
+    return {
+      ok: true,
+      slot: {
+        channel: byKey.get(key)!,
+        key,
+        apiKey: this.#keys.get(key),
+        succeeded() {
+          if (outcome === "cancelled") outcome = "succeeded";
+        },
+        failed() {
+          if (outcome === "cancelled") outcome = "failed";
+        },
+        release() {
+          released ??= pool.#releaseShared(slotId, key, outcome).finally(countHere);
+          return released;
+        },
+      },
+    };
+  }
+
+  async #releaseShared(slotId: string, key: string, outcome: CallOutcome): Promise<void> {
+    // Renewals stop first: should the release fail, the lease expires by itself within leaseTtlMs.
+    this.#held.delete(slotId);
+    try {
+      await releaseSharedSlot(this.db, slotId, key, outcome, this.options);
+    } catch (error) {
+      this.options.logger.warn({ err: error, channel: key, outcome }, "could not release a channel slot; its lease expires by itself");
+    }
+  }
+
+  /** One timer renews every lease held here; it runs only while this process holds some. */
+  #renewWhileHeld(): void {
+    if (this.#renewTimer) return;
+    this.#renewTimer = setInterval(() => {
+      if (this.#held.size === 0) {
+        clearInterval(this.#renewTimer);
+        this.#renewTimer = undefined;
+        return;
+      }
+      renewSharedSlots(this.db, [...this.#held], this.options.leaseTtlMs).catch((error: unknown) =>
+        this.options.logger.warn({ err: error, slots: this.#held.size }, "could not renew channel slot leases; they expire unless a later renewal succeeds"),
+      );
+    }, this.options.leaseRenewMs);
+    this.#renewTimer.unref();
   }
 }
-
-const ALWAYS_PASS: BreakerPass = { succeeded() {}, failed() {}, cancel() {} };

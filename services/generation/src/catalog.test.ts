@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { fileURLToPath } from "node:url";
 import { Tier } from "@orvado/proto";
 import { loadCatalog, parseCatalog, resolveChannelKeys } from "./catalog.ts";
-import { ChannelPool } from "./capacity.ts";
 
 // The models file: zod-validated, channels in priority order, keys only by variable name.
 
@@ -50,43 +49,8 @@ describe("the models file", () => {
   it("stops the service at start when a channel's key variable is missing, naming channel and variable but no value", () => {
     const catalog = parseCatalog(file([{ name: "openai-main", provider: "openai", upstreamModel: "gpt-image-1", apiKeyEnv: "OPENAI_API_KEY", capacity: 1 }]));
     expect(() => resolveChannelKeys(catalog, () => undefined)).toThrow(/channel "openai-main" of model "alpha-2.5-flare" needs its API key in the environment variable OPENAI_API_KEY/);
-    expect(() => new ChannelPool(catalog, { failureThreshold: 1, cooldownMs: 1, readKey: () => "  " })).toThrow(/OPENAI_API_KEY/);
+    expect(() => resolveChannelKeys(catalog, () => "  ")).toThrow(/OPENAI_API_KEY/);
     const keys = resolveChannelKeys(catalog, (name) => (name === "OPENAI_API_KEY" ? "sk-secret" : undefined));
     expect(keys.get("alpha-2.5-flare/openai-main")).toBe("sk-secret");
-  });
-});
-
-describe("the channel pool", () => {
-  const catalog = parseCatalog(
-    file([
-      { name: "main", provider: "openai", upstreamModel: "m", apiKeyEnv: "K", capacity: 1 },
-      { name: "backup", provider: "openai-compatible", upstreamModel: "m", baseUrl: "http://127.0.0.1:1/v1", capacity: 1 },
-    ]),
-  );
-  const model = catalog.get("alpha-2.5-flare")!;
-
-  it("takes slots by priority, then the next channel, then answers full", () => {
-    const pool = new ChannelPool(catalog, { failureThreshold: 1, cooldownMs: 60_000, readKey: () => "k" });
-    const first = pool.take(model, Tier.TIER_1K);
-    const second = pool.take(model, Tier.TIER_1K);
-    expect([first.ok && first.slot.channel.name, second.ok && second.slot.channel.name]).toEqual(["main", "backup"]);
-    expect(pool.take(model, Tier.TIER_1K)).toEqual({ ok: false, reason: "full", retryAfterSeconds: 60 });
-  });
-
-  it("skips a channel whose breaker is open and answers unhealthy when none is left", () => {
-    const pool = new ChannelPool(catalog, { failureThreshold: 1, cooldownMs: 30_000, readKey: () => "k" });
-    for (const name of ["main", "backup"]) {
-      const taken = pool.take(model, Tier.TIER_1K);
-      if (!taken.ok) throw new Error("expected a slot");
-      expect(taken.slot.channel.name).toBe(name);
-      taken.slot.pass.failed();
-      taken.slot.release();
-    }
-    const answer = pool.take(model, Tier.TIER_1K);
-    expect(answer).toMatchObject({ ok: false, reason: "unhealthy" });
-    expect(pool.health(model).map((channel) => [channel.name, channel.healthy, channel.state])).toEqual([
-      ["main", false, "open"],
-      ["backup", false, "open"],
-    ]);
   });
 });

@@ -22,4 +22,10 @@ describe("generation config: settings that must agree", () => {
     expect(loadGenerationConfig(ENV).accountMaxConcurrentJobs).toBe(32);
     expect(loadGenerationConfig({ ...ENV, GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS: "0" }).accountMaxConcurrentJobs).toBe(0);
   });
+
+  it("reads the channel lease (30 s, renewed every 10 s) and refuses a renewal slower than half the lease", () => {
+    expect(loadGenerationConfig(ENV)).toMatchObject({ channelLeaseTtlMs: 30_000, channelLeaseRenewMs: 10_000 });
+    expect(loadGenerationConfig({ ...ENV, GENERATION_CHANNEL_LEASE_TTL_MS: "4000", GENERATION_CHANNEL_LEASE_RENEW_MS: "2000" }).channelLeaseTtlMs).toBe(4000);
+    expect(() => loadGenerationConfig({ ...ENV, GENERATION_CHANNEL_LEASE_TTL_MS: "4000", GENERATION_CHANNEL_LEASE_RENEW_MS: "2001" })).toThrow(/GENERATION_CHANNEL_LEASE_RENEW_MS: must be at most half/);
+  });
 });

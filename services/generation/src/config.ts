@@ -32,6 +32,10 @@ export interface GenerationConfig {
   breakerFailures: number;
   /** How long an open breaker keeps its channel out of rotation before a trial call. */
   breakerCooldownMs: number;
+  /** A channel slot's lease: a replica killed with -9 frees its slots at most this long after (capacity.ts). */
+  channelLeaseTtlMs: number;
+  /** How often a replica renews the leases of the channel slots it holds, in one statement. */
+  channelLeaseRenewMs: number;
   /** Largest upstream answer (JSON or image download) read, in bytes. */
   maxUpstreamBytes: number;
   /** How often jobs lost with a stopped process are failed (orphan-jobs.ts). */
@@ -58,11 +62,20 @@ const schema = z.object({
   GENERATION_ALLOW_PRIVATE_UPSTREAMS: flagSchema,
   GENERATION_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
   GENERATION_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  GENERATION_CHANNEL_LEASE_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+  GENERATION_CHANNEL_LEASE_RENEW_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
   GENERATION_ORPHAN_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(TIMING_DEFAULTS.GENERATION_ORPHAN_SWEEP_INTERVAL_MS),
   GENERATION_ORPHAN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(TIMING_DEFAULTS.GENERATION_ORPHAN_GRACE_MS),
   GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS: z.coerce.number().int().min(0).max(100_000).default(32),
   GENERATION_MAX_UPSTREAM_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(50 * 1024 * 1024),
-}).superRefine(checkStorageEnv);
+})
+  .superRefine(checkStorageEnv)
+  .superRefine((env, ctx) => {
+    // Two renewals fit in a lease, so one late or failed renewal does not free a running job's slot.
+    if (env.GENERATION_CHANNEL_LEASE_RENEW_MS * 2 > env.GENERATION_CHANNEL_LEASE_TTL_MS) {
+      ctx.addIssue({ code: "custom", path: ["GENERATION_CHANNEL_LEASE_RENEW_MS"], message: "must be at most half of GENERATION_CHANNEL_LEASE_TTL_MS" });
+    }
+  });
 
 export function loadGenerationConfig(env: NodeJS.ProcessEnv = process.env): GenerationConfig {
   const parsed = parseEnv(schema, env);
@@ -96,6 +109,8 @@ export function loadGenerationConfig(env: NodeJS.ProcessEnv = process.env): Gene
     allowPrivateUpstreams: parsed.GENERATION_ALLOW_PRIVATE_UPSTREAMS,
     breakerFailures: parsed.GENERATION_BREAKER_FAILURES,
     breakerCooldownMs: parsed.GENERATION_BREAKER_COOLDOWN_MS,
+    channelLeaseTtlMs: parsed.GENERATION_CHANNEL_LEASE_TTL_MS,
+    channelLeaseRenewMs: parsed.GENERATION_CHANNEL_LEASE_RENEW_MS,
     maxUpstreamBytes: parsed.GENERATION_MAX_UPSTREAM_BYTES,
     orphanSweepIntervalMs: parsed.GENERATION_ORPHAN_SWEEP_INTERVAL_MS,
     orphanGraceMs: parsed.GENERATION_ORPHAN_GRACE_MS,

@@ -1,4 +1,5 @@
-// Generation owns the model catalog, size and tier rules, the job lifecycle and image storage.
+// Generation owns the model catalog, size and tier rules, channel capacity and circuit breakers (shared by
+// its replicas in PostgreSQL), the job lifecycle and image storage.
 // It must not write the ledger or read billing's tables: it reserves through billing's RPC and reports by event.
 import { fileURLToPath } from "node:url";
 import type { Logger } from "@orvado/core";

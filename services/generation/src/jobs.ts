@@ -47,9 +47,9 @@ const refused = (value: Refusal): CreateImageReply => ({ result: { case: "refusa
 const RESERVE_CALLS_IN_FLIGHT = 256;
 
 export class JobRunner {
-  /** Channels with their capacity, circuit breaker and key (capacity.ts). */
+  /** Channels with their capacity, circuit breaker and key, shared across replicas in PostgreSQL (capacity.ts). */
   readonly channels: ChannelPool;
-  /** One counter per `<model>/<channel>`. */
+  /** Slots this process holds per `<model>/<channel>` (the metrics' gauges). */
   readonly capacities: Map<string, ChannelCapacity>;
   readonly #inFlight = new Set<Promise<CreateImageReply>>();
   /** Reservations in flight to billing at once (call-gate.ts), so a burst of jobs holds queued callbacks, not RPCs. */
@@ -64,10 +64,13 @@ export class JobRunner {
     this.#jobStarts = jobStartWriter(deps.db);
     this.#jobSuccesses = jobSuccessWriter(deps.db);
     // Throws at start when a channel's key variable is missing (catalog.ts resolveChannelKeys).
-    this.channels = new ChannelPool(deps.catalog, {
+    this.channels = new ChannelPool(deps.catalog, deps.db, {
       failureThreshold: deps.config.breakerFailures,
       cooldownMs: deps.config.breakerCooldownMs,
       readKey: deps.config.readChannelKey,
+      leaseTtlMs: deps.config.channelLeaseTtlMs,
+      leaseRenewMs: deps.config.channelLeaseRenewMs,
+      logger: deps.logger.child({ component: "channel-slots" }),
     });
     this.capacities = this.channels.capacities;
   }
@@ -96,7 +99,13 @@ export class JobRunner {
     }
     if (!admission.ok) return refused(admission.refusal);
     const releaseLease = admission.leased ? () => this.#releaseLease(req.requestId) : async () => {};
-    const taken = this.channels.take(spec.model, spec.tier);
+    let taken;
+    try {
+      taken = await this.channels.take(spec.model, spec.tier);
+    } catch (error) {
+      await releaseLease();
+      return this.#notStarted(req.requestId, error);
+    }
     if (!taken.ok) {
       await releaseLease();
       this.deps.metrics?.noCapacity(spec.model.id);
@@ -120,7 +129,7 @@ export class JobRunner {
         }),
       );
       if (reservation.result.case !== "hold") {
-        slot.release();
+        await slot.release();
         await releaseLease();
         return refused(reservation.result.value ?? (refusal(ErrorCode.INTERNAL_ERROR, "billing gave no answer") as Refusal));
       }
@@ -129,7 +138,7 @@ export class JobRunner {
       started = this.#jobStarts.call({ ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name });
       started.catch(() => {});
     } catch (error) {
-      slot.release();
+      await slot.release();
       await releaseLease();
       return this.#notStarted(req.requestId, error);
     }
@@ -199,7 +208,8 @@ export class JobRunner {
       return await this.#fail(ids, message, true);
     } finally {
       clearDeadline();
-      slot.release();
+      // Awaited before the answer, so a client that waits for one job before the next finds its slot free.
+      await slot.release();
       jobEnded?.(metricOutcome);
     }
   }
@@ -227,20 +237,23 @@ export class JobRunner {
         outcome = await generateOnChannel(slot.channel, slot.apiKey, this.#upstreamRequest(spec), signal, this.deps.config);
       } catch (error) {
         // Only the job's own deadline ends here; anything else thrown is a failure of this channel.
-        slot.pass.failed();
+        slot.failed();
         if (signal.aborted) throw error;
         outcome = { ok: false, kind: "failed", message: "The model failed the job", detail: (error as Error)?.message ?? String(error) };
       }
       if (outcome.ok || outcome.kind === "refused") {
-        slot.pass.succeeded();
+        slot.succeeded();
         if (!outcome.ok) log.info({ channel: slot.channel.name, detail: outcome.detail }, "upstream refused the prompt");
         return outcome;
       }
-      slot.pass.failed();
+      slot.failed();
       log.warn({ channel: slot.channel.name, detail: outcome.detail }, "upstream failed; trying the next channel");
-      const next = this.channels.take(spec.model, spec.tier, tried);
-      if (!next.ok) return outcome;
-      slot.release();
+      const next = await this.channels.take(spec.model, spec.tier, tried).catch((error: unknown) => {
+        log.warn({ err: error }, "could not ask for the next channel; the job fails");
+        return null;
+      });
+      if (!next?.ok) return outcome;
+      await slot.release();
       slot = next.slot;
       tried.add(slot.key);
       onSwitch(slot);

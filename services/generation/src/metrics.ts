@@ -52,8 +52,8 @@ export class GenerationMetrics {
   constructor() {
     const read = () => this.#capacity();
     for (const [name, help, pick] of [
-      ["orvado_generation_capacity_used", "Capacity slots in use", (reading: CapacityReading) => reading.inUse],
-      ["orvado_generation_capacity_limit", "Capacity slots configured", (reading: CapacityReading) => reading.limit],
+      ["orvado_generation_capacity_used", "Capacity slots this process holds (an upstream channel's capacity is shared by every replica)", (reading: CapacityReading) => reading.inUse],
+      ["orvado_generation_capacity_limit", "Capacity slots configured for the channel", (reading: CapacityReading) => reading.limit],
     ] as const) {
       new Gauge({
         name,

@@ -3,7 +3,7 @@ import { GenerationService } from "@orvado/proto";
 import { Code, ConnectError } from "@orvado/rpc";
 import type { Db } from "@orvado/db";
 import type { Catalog } from "./catalog.ts";
-import { isSandboxOnly } from "./catalog.ts";
+import { channelKey, isSandboxOnly } from "./catalog.ts";
 import type { JobRunner } from "./jobs.ts";
 import type { ImageStore } from "./storage/store.ts";
 import { checkImageLink } from "./storage/signed-links.ts";
@@ -18,7 +18,9 @@ export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunn
   return (router: ConnectRouter) =>
     router.service(GenerationService, {
       createImage: (req) => deps.jobs.createImage(req),
-      listModels() {
+      async listModels() {
+        // One query: every replica answers with the same breaker states and slot counts (capacity.ts).
+        const health = await deps.jobs.channels.health();
         return {
           models: [...deps.catalog.values()].map((model) => ({
             id: model.id,
@@ -26,8 +28,8 @@ export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunn
             tiers: model.tiers,
             sandbox: isSandboxOnly(model),
             createdUnix: STARTED_UNIX,
-            // healthy is false while the channel's circuit breaker is open (circuit-breaker.ts).
-            channels: deps.jobs.channels.health(model),
+            // healthy is false while the channel's circuit breaker is open.
+            channels: model.channels.map((channel) => health.get(channelKey(model.id, channel.name))!),
           })),
         };
       },

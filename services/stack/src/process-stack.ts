@@ -65,6 +65,7 @@ export type ProcessName = ServiceName | `${ServiceName}#${number}`;
 export class ProcessStack {
   readonly ports: Record<ServiceName, number>;
   readonly #running = new Map<ProcessName, Running>();
+  readonly #replicaPorts = new Map<ProcessName, number>();
   readonly #env: NodeJS.ProcessEnv;
 
   private constructor(
@@ -134,13 +135,24 @@ export class ProcessStack {
 
   /**
    * Starts a further process of a service (replica n ≥ 2) on a port of its own,
-   * with the same environment: for example a second billing process in the
-   * ledger's consumer group. Other services keep calling the first process.
+   * with the same environment and `env` over it: for example a second billing
+   * process in the ledger's consumer group, or a second edge whose
+   * ORVADO_GENERATION_URL is a second generation replica. Other services keep
+   * calling the first process.
    */
-  async startReplica(name: ServiceName, n: number): Promise<ProcessName> {
+  async startReplica(name: ServiceName, n: number, env: NodeJS.ProcessEnv = {}): Promise<ProcessName> {
     const processName: ProcessName = `${name}#${n}`;
-    await this.#spawn(processName, name, { ...this.#env, [PORT_VARIABLE[name]]: String(await freePort()) });
+    const port = await freePort();
+    await this.#spawn(processName, name, { ...this.#env, ...env, [PORT_VARIABLE[name]]: String(port) });
+    this.#replicaPorts.set(processName, port);
     return processName;
+  }
+
+  /** The address of a service's first process or of a replica (`generation#2`). */
+  urlOf(name: ProcessName): string {
+    const port = name.includes("#") ? this.#replicaPorts.get(name) : this.ports[name as ServiceName];
+    if (port === undefined) throw new Error(`${name} was never started`);
+    return `http://127.0.0.1:${port}`;
   }
 
   async #spawn(processName: ProcessName, name: ServiceName, env: NodeJS.ProcessEnv): Promise<void> {

@@ -1,0 +1,86 @@
+import type { Db, Queryable } from "@orvado/db";
+
+// The statements behind shared channel capacity and circuit breakers
+// (migrations/005_channel_slots.sql): one to take a slot, one to give it back
+// with the call's outcome, one per process and renewal interval to renew every
+// lease it holds, one to read every channel's state for /v1/models.
+//
+// The writes do not wait for the WAL flush (durable: false): a crash of the
+// database server may lose the last few hundred milliseconds of them. A lost
+// take lets that job run uncounted until it ends; a lost release or renewal
+// leaves a lease that expires by itself within the TTL. Both are bounded, and
+// neither touches money; waiting would add two flushes to every upstream job.
+
+export type BreakerState = "closed" | "open" | "half-open";
+
+/** What the upstream's answer teaches the breaker; a call that never happened teaches nothing. */
+export type CallOutcome = "succeeded" | "failed" | "cancelled";
+
+export interface BreakerSettings {
+  /** Consecutive failures, counted across replicas, that open a channel's breaker. */
+  failureThreshold: number;
+  /** How long an open breaker keeps its channel out of rotation before one trial. */
+  cooldownMs: number;
+}
+
+export type SharedTake = { ok: true; channelKey: string } | { ok: false; reason: "full" | "unhealthy"; retryAfterMs: number };
+
+/** Takes a slot on the first channel of `channels` (priority order) that lets a job through. */
+export async function takeSharedSlot(
+  db: Db,
+  take: { slotId: string; holder: string; channels: { key: string; capacity: number }[]; failureThreshold: number; leaseTtlMs: number },
+): Promise<SharedTake> {
+  const { rows } = await db.query<{ channel_key: string | null; refused: "full" | "unhealthy" | null; retry_after_ms: string }>(
+    "SELECT channel_key, refused, retry_after_ms FROM generation.take_channel_slot($1, $2, $3::text[], $4::int[], $5::int, $6::bigint)",
+    [take.slotId, take.holder, take.channels.map((c) => c.key), take.channels.map((c) => c.capacity), take.failureThreshold, take.leaseTtlMs],
+    { durable: false },
+  );
+  const row = rows[0];
+  if (!row) throw new Error("generation.take_channel_slot gave no row");
+  if (row.channel_key !== null) return { ok: true, channelKey: row.channel_key };
+  return { ok: false, reason: row.refused ?? "full", retryAfterMs: Number(row.retry_after_ms) };
+}
+
+export async function releaseSharedSlot(db: Db, slotId: string, channelKey: string, outcome: CallOutcome, breaker: BreakerSettings): Promise<void> {
+  await db.query("SELECT generation.release_channel_slot($1, $2, $3, $4::int, $5::bigint)", [slotId, channelKey, outcome, breaker.failureThreshold, breaker.cooldownMs], {
+    durable: false,
+  });
+}
+
+/**
+ * Extends the leases of the slots this process holds. A lease that has already
+ * expired stays expired: another replica may have taken its room meanwhile.
+ * Answers how many were renewed.
+ */
+export async function renewSharedSlots(db: Db, slotIds: string[], leaseTtlMs: number): Promise<number> {
+  if (slotIds.length === 0) return 0;
+  const result = await db.query(
+    "UPDATE generation.channel_slots SET expires_at = clock_timestamp() + $2::bigint * interval '1 millisecond' WHERE slot_id = ANY($1::text[]) AND expires_at > clock_timestamp()",
+    [slotIds, leaseTtlMs],
+    { durable: false },
+  );
+  return result.rowCount ?? 0;
+}
+
+export interface SharedChannelState {
+  state: BreakerState;
+  /** Live leases on the channel, across every replica. */
+  inUse: number;
+}
+
+/** Every listed channel's breaker state and live slots, as every replica sees them. */
+export async function readSharedStates(q: Queryable, channelKeys: string[], failureThreshold: number): Promise<Map<string, SharedChannelState>> {
+  const { rows } = await q.query<{ channel_key: string; failures: number | null; open_now: boolean | null; in_use: string }>(
+    `SELECT k.channel_key, s.consecutive_failures AS failures, s.opened_until > clock_timestamp() AS open_now,
+            (SELECT count(*) FROM generation.channel_slots c WHERE c.channel_key = k.channel_key AND c.expires_at > clock_timestamp()) AS in_use
+       FROM unnest($1::text[]) AS k (channel_key)
+       LEFT JOIN generation.channel_state s ON s.channel_key = k.channel_key`,
+    [channelKeys],
+  );
+  const states = new Map<string, SharedChannelState>();
+  for (const row of rows) {
+    const state: BreakerState = (row.failures ?? 0) < failureThreshold ? "closed" : row.open_now ? "open" : "half-open";
+    states.set(row.channel_key, { state, inUse: Number(row.in_use) });
+  }
+  return states;
+}
