@@ -62,6 +62,8 @@ export interface SimStats {
   lastBody: unknown;
   lastHeaders: IncomingHttpHeaders | undefined;
   lastPath: string | undefined;
+  /** The input images and mask of the last request that carried any (an image edit). */
+  lastInputs?: { images: number; mask: boolean };
 }
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -103,6 +105,11 @@ export class SimulatorCore {
   reset(): void {
     this.#behaviour = { ...DEFAULT_BEHAVIOUR, apiKey: this.#behaviour.apiKey };
     this.stats = { requests: 0, byRoute: {}, lastBody: undefined, lastHeaders: undefined, lastPath: undefined };
+  }
+
+  /** Records an edit's inputs as the protocol received them (stats.lastInputs). */
+  sawInputs(images: number, mask: boolean): void {
+    this.stats.lastInputs = { images, mask };
   }
 
   count(route: string): number {
