@@ -13,6 +13,7 @@ import { decideTestServices, needsContainers } from "./libs/testkit/src/test-ser
 const KAFKA_SUITES = [
   "services/stack/src/generation-path.test.ts",
   "services/stack/src/idempotency.test.ts",
+  "services/stack/src/image-edits.test.ts",
   "services/stack/src/faults.test.ts",
   "services/billing/src/settlement.test.ts",
   "services/billing/src/two-consumers.test.ts",

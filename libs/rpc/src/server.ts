@@ -15,6 +15,8 @@ export interface RpcServerOptions {
   serviceNames: string[];
   routes: (router: ConnectRouter) => void;
   logger: Logger;
+  /** The largest request message the server reads (Connect's default is 4 GiB); larger is ResourceExhausted. */
+  readMaxBytes?: number;
 }
 
 export interface RpcServer {
@@ -62,7 +64,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     options.routes(router);
   };
   const interceptors = [logFailures(options.logger), requireSecret(options.secret)];
-  const handler = connectNodeAdapter({ routes, interceptors, grpcWeb: false });
+  const handler = connectNodeAdapter({ routes, interceptors, grpcWeb: false, ...(options.readMaxBytes !== undefined && { readMaxBytes: options.readMaxBytes }) });
   const server = http2.createServer(handler);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {

@@ -64,6 +64,8 @@ export interface SimStats {
   lastPath: string | undefined;
   /** The most API calls (file downloads aside) open at once since the start or the last reset. */
   peakInFlight: number;
+  /** The input images and mask of the last request that carried any (an image edit). */
+  lastInputs?: { images: number; mask: boolean };
 }
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -111,6 +113,11 @@ export class SimulatorCore {
   /** API calls open now: received and not yet answered (or given up by the client). */
   get inFlight(): number {
     return this.#inFlight;
+  }
+
+  /** Records an edit's inputs as the protocol received them (stats.lastInputs). */
+  sawInputs(images: number, mask: boolean): void {
+    this.stats.lastInputs = { images, mask };
   }
 
   count(route: string): number {

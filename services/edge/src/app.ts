@@ -1,3 +1,4 @@
+import multipart from "@fastify/multipart";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
 import { AuthService, BillingService, ErrorCode, GenerationService } from "@orvado/proto";
 import { newRequestId, type Logger } from "@orvado/core";
@@ -8,6 +9,7 @@ import { KeyChecker } from "./key-check.ts";
 import { rememberRequestStarts } from "./request-starts.ts";
 import { serverTimeBounds } from "./time-bounds.ts";
 import { imageRoutes } from "./routes/images.ts";
+import { imageEditRoutes } from "./routes/image-edits.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { costRoutes } from "./routes/cost.ts";
 import { fileRoutes } from "./routes/files.ts";
@@ -78,6 +80,9 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   metricsRoutes(app, { generation });
   const keys = new KeyChecker(auth, config.keyCacheMs);
   imageRoutes(app, { keys, generation, publicUrl: config.publicUrl });
+  // Parses nothing by itself: the edit route reads its parts as they stream, within its own bounds.
+  app.register(multipart);
+  imageEditRoutes(app, { keys, generation, publicUrl: config.publicUrl, limits: config.edits });
   jobRoutes(app, { keys, generation, publicUrl: config.publicUrl });
   modelRoutes(app, { generation });
   costRoutes(app, { billing });

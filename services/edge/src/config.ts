@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseEnv, portSchema } from "@orvado/core";
+import { EDIT_IMAGE_COUNT_CEILING, EDIT_UPLOAD_BYTES_CEILING, parseEnv, portSchema } from "@orvado/core";
 
 export interface EdgeConfig {
   host: string;
@@ -17,6 +17,17 @@ export interface EdgeConfig {
   requestTimeoutMs: number;
   /** How long a keep-alive connection may sit idle between requests before it is closed. */
   keepAliveTimeoutMs: number;
+  /** Bounds of an image edit's multipart upload (POST /v1/images/edits). */
+  edits: EditUploadLimits;
+}
+
+export interface EditUploadLimits {
+  /** Input images per edit (image or image[] parts). */
+  maxImages: number;
+  /** Bytes of one file (an image or the mask). */
+  maxFileBytes: number;
+  /** Bytes of all files of one edit together. */
+  maxTotalBytes: number;
 }
 
 const schema = z.object({
@@ -34,6 +45,10 @@ const schema = z.object({
   // link; one held open longer is holding a socket. Responses are not bounded (a job may take 10 min).
   EDGE_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   EDGE_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  // An edit's files travel to generation in one RPC message: the ceilings bound it (@orvado/core limits.ts).
+  EDGE_EDIT_MAX_IMAGES: z.coerce.number().int().min(1).max(EDIT_IMAGE_COUNT_CEILING).default(EDIT_IMAGE_COUNT_CEILING),
+  EDGE_EDIT_MAX_FILE_BYTES: z.coerce.number().int().min(1024).max(EDIT_UPLOAD_BYTES_CEILING).default(16 * 1024 * 1024),
+  EDGE_EDIT_MAX_TOTAL_BYTES: z.coerce.number().int().min(1024).max(EDIT_UPLOAD_BYTES_CEILING).default(48 * 1024 * 1024),
 });
 
 export function loadEdgeConfig(env: NodeJS.ProcessEnv = process.env): EdgeConfig {
@@ -50,5 +65,10 @@ export function loadEdgeConfig(env: NodeJS.ProcessEnv = process.env): EdgeConfig
     keyCacheMs: parsed.EDGE_KEY_CACHE_MS,
     requestTimeoutMs: parsed.EDGE_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: parsed.EDGE_KEEP_ALIVE_TIMEOUT_MS,
+    edits: {
+      maxImages: parsed.EDGE_EDIT_MAX_IMAGES,
+      maxFileBytes: parsed.EDGE_EDIT_MAX_FILE_BYTES,
+      maxTotalBytes: parsed.EDGE_EDIT_MAX_TOTAL_BYTES,
+    },
   };
 }

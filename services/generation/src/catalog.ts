@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { TIER_NAMES, tierFromName } from "@orvado/core";
 import type { Tier } from "@orvado/proto";
+import { channelCanEdit } from "./providers/edit-support.ts";
 
 // The model catalog: public model ids (spec 2.2), their family, the tiers they offer and
 // the channels that serve them, from the operator's models file (docs/providers.md).
@@ -44,10 +45,15 @@ const modelSchema = z
     id: z.string().min(1),
     family: z.enum(["alpha", "beta"]),
     tiers: z.array(z.enum(TIER_NAMES)).min(1),
+    /** Takes image edits (POST /v1/images/edits) on the channels that can edit (providers/edit-support.ts). */
+    edits: z.boolean().optional(),
     channels: z.array(channelSchema).min(1),
   })
   .strict()
   .superRefine((model, ctx) => {
+    if (model.edits && !model.channels.some((channel) => channelCanEdit(channel, { withMask: false, images: 1 }))) {
+      ctx.addIssue({ code: "custom", path: ["edits"], message: "edits is true but no channel of this model can edit images (Imagen cannot)" });
+    }
     const names = new Set<string>();
     model.channels.forEach((channel, index) => {
       const issue = (message: string) => ctx.addIssue({ code: "custom", path: ["channels", index], message: `channel "${channel.name}": ${message}` });
@@ -75,6 +81,8 @@ export interface CatalogModel {
   id: string;
   family: "alpha" | "beta";
   tiers: Tier[];
+  /** Takes image edits; only its channels that can edit run them. */
+  edits: boolean;
   /** In the order they are tried: by priority, then file order. */
   channels: ChannelConfig[];
 }
@@ -108,7 +116,7 @@ export function parseCatalog(raw: unknown, source = "models file"): Catalog {
         }))
         .sort((a, b) => a.priority - b.priority || a.order - b.order)
         .map(({ order: _order, ...channel }) => channel);
-      return [model.id, { id: model.id, family: model.family, tiers, channels }];
+      return [model.id, { id: model.id, family: model.family, tiers, edits: model.edits ?? false, channels }];
     }),
   );
 }

@@ -34,9 +34,13 @@ export function requestFingerprint(req: CreateImageRequest): string {
     req.quality?.trim().toLowerCase() ?? null,
     req.responseFormat === ResponseFormat.B64_JSON ? "b64_json" : "url",
     req.n ?? 1,
+    // Only an edit adds its files, so a generation's fingerprint is what it always was.
+    ...(req.edit ? [{ images: req.inputImages.map((image) => sha256(image.data)), mask: req.mask ? sha256(req.mask.data) : null }] : []),
   ];
   return createHash("sha256").update(JSON.stringify(canonical)).digest("hex");
 }
+
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 type Claim = { kind: "claimed" } | { kind: "taken"; requestId: string; bodyHash: string; createdAt: Date } | { kind: "vanished" };
 

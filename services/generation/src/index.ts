@@ -2,7 +2,7 @@
 // its replicas in PostgreSQL), the job lifecycle and image storage.
 // It must not write the ledger or read billing's tables: it reserves through billing's RPC and reports by event.
 import { fileURLToPath } from "node:url";
-import type { Logger } from "@orvado/core";
+import { GENERATION_RPC_READ_MAX_BYTES, type Logger } from "@orvado/core";
 import { migrate, type Db } from "@orvado/db";
 import { BillingService, GenerationService } from "@orvado/proto";
 import { migrateOutbox, startOutboxRelay, type EventStream } from "@orvado/events";
@@ -65,6 +65,8 @@ export async function startGeneration(
     serviceNames: [GenerationService.typeName],
     routes: generationRoutes({ db, catalog, jobs, store, metrics, urlSigningSecret: config.urlSigningSecret }),
     logger,
+    // An image edit carries its uploads in the CreateImage message: bounded, not Connect's 4 GiB.
+    readMaxBytes: GENERATION_RPC_READ_MAX_BYTES,
   });
   return {
     rpc,

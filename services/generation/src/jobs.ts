@@ -18,6 +18,9 @@ import type { BillingEventIds } from "@orvado/events";
 import { IdempotentRequests } from "./idempotency.ts";
 import type { GenerationMetrics, JobOutcome } from "./metrics.ts";
 import { admitJob, effectiveLimits, releaseJobLease } from "./account-admission.ts";
+import { readEditInputs } from "./edit-inputs.ts";
+import { channelCanEdit } from "./providers/edit-support.ts";
+import { channelKey } from "./catalog.ts";
 
 type CreateImageReply = MessageInitShape<typeof CreateImageResponseSchema>;
 
@@ -89,6 +92,12 @@ export class JobRunner {
     const validation = validateImageRequest(req, this.deps.catalog, this.deps.config.maxImagesPerRequest);
     if (!validation.ok) return refused(validation.refusal);
     const { spec } = validation;
+    if (req.edit) {
+      // Read (headers only) before any slot or hold: a file that is not an image is a 400.
+      const read = await readEditInputs(req.inputImages, req.mask);
+      if (!read.ok) return refused(read.refusal);
+      spec.edit = read.inputs;
+    }
     const ids: BillingEventIds = { requestId: req.requestId, accountId: req.accountId, keyId: req.keyId };
     // Fair share first (account-admission.ts): a request over its account's or key's limit takes no slot and holds nothing.
     let admission;
@@ -101,7 +110,7 @@ export class JobRunner {
     const releaseLease = admission.leased ? () => this.#releaseLease(req.requestId) : async () => {};
     let taken;
     try {
-      taken = await this.channels.take(spec.model, spec.tier);
+      taken = await this.channels.take(spec.model, spec.tier, cannotRun(spec));
     } catch (error) {
       await releaseLease();
       return this.#notStarted(req.requestId, error);
@@ -229,7 +238,7 @@ export class JobRunner {
     log: Logger,
     started: Promise<void>,
   ): Promise<UpstreamOutcome> {
-    const tried = new Set<string>([first.key]);
+    const tried = new Set<string>([first.key, ...cannotRun(spec)]);
     let slot = first;
     for (;;) {
       let outcome: UpstreamOutcome;
@@ -264,7 +273,7 @@ export class JobRunner {
   }
 
   #upstreamRequest(spec: JobSpec) {
-    return { prompt: spec.prompt, width: spec.size.width, height: spec.size.height, n: spec.n, quality: spec.quality };
+    return { prompt: spec.prompt, width: spec.size.width, height: spec.size.height, n: spec.n, quality: spec.quality, edit: spec.edit };
   }
 
   async #fail(ids: BillingEventIds, message: string, shouldRetry: boolean): Promise<CreateImageReply> {
@@ -296,6 +305,14 @@ export class JobRunner {
       })),
     };
   }
+}
+
+/** The model's channels that cannot run this job: for an edit, those that do not edit (or not with its mask). */
+function cannotRun(spec: JobSpec): Set<string> {
+  const edit = spec.edit;
+  if (!edit) return new Set();
+  const needs = { withMask: edit.mask !== undefined, images: edit.images.length };
+  return new Set(spec.model.channels.filter((channel) => !channelCanEdit(channel, needs)).map((channel) => channelKey(spec.model.id, channel.name)));
 }
 
 /** The promise's error once it has rejected; null once it has resolved. */

@@ -26,6 +26,7 @@ export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunn
             id: model.id,
             family: model.family,
             tiers: model.tiers,
+            edits: model.edits,
             sandbox: isSandboxOnly(model),
             createdUnix: STARTED_UNIX,
             // healthy is false while the channel's circuit breaker is open.

@@ -1,8 +1,10 @@
 import { ErrorCode, type CreateImageRequest, type Refusal } from "@orvado/proto";
-import { refusal, tierName } from "@orvado/core";
+import { EDIT_IMAGE_COUNT_CEILING, EDIT_UPLOAD_BYTES_CEILING, refusal, tierName } from "@orvado/core";
 import type { Tier } from "@orvado/proto";
 import type { Catalog, CatalogModel } from "./catalog.ts";
 import { parseSize, tierForSize, type ImageSize } from "./sizes.ts";
+import { channelCanEdit } from "./providers/edit-support.ts";
+import type { EditInputs } from "./edit-inputs.ts";
 
 // The catalog's rules for a request whose JSON shape the edge already checked.
 
@@ -17,6 +19,8 @@ export interface JobSpec {
   /** Only alpha models take a quality; for beta it is accepted and ignored. */
   quality: string | undefined;
   n: number;
+  /** Set for an image edit once its uploads are read (edit-inputs.ts); absent for a generation. */
+  edit?: EditInputs;
 }
 
 export type Validation = { ok: true; spec: JobSpec } | { ok: false; refusal: Refusal };
@@ -31,6 +35,10 @@ export function validateImageRequest(req: CreateImageRequest, catalog: Catalog, 
   if (req.allowedModels.length > 0 && !req.allowedModels.includes(model.id)) {
     return refuse(ErrorCode.MODEL_NOT_ALLOWED, `This API key may not use the model ${model.id}`);
   }
+  if (req.edit && !model.edits) {
+    const editing = [...catalog.values()].filter((entry) => entry.edits).map((entry) => entry.id);
+    return refuse(ErrorCode.EDITS_NOT_AVAILABLE, `The model ${model.id} does not take image edits; ${editing.length ? `models that do: ${editing.join(", ")}` : "no model here does"}`);
+  }
   if (!req.prompt.trim()) return refuse(ErrorCode.MISSING_FIELD, "prompt must not be empty");
   if (req.prompt.length > MAX_PROMPT_CHARS) {
     return refuse(ErrorCode.INVALID_FIELD, `prompt is longer than ${MAX_PROMPT_CHARS} characters`);
@@ -42,6 +50,10 @@ export function validateImageRequest(req: CreateImageRequest, catalog: Catalog, 
     const offered = model.tiers.map(tierName).join(", ");
     return refuse(ErrorCode.TIER_NOT_OFFERED, `The model ${model.id} does not offer the ${tierName(tier)} tier (size ${parsed.size.label}); it offers ${offered}`);
   }
+  if (req.edit) {
+    const uploads = checkEditUploads(req, model, tier);
+    if (uploads) return uploads;
+  }
   const quality = req.quality?.toLowerCase();
   if (quality !== undefined && !(QUALITIES as readonly string[]).includes(quality)) {
     return refuse(ErrorCode.INVALID_FIELD, `quality must be one of ${QUALITIES.join(", ")}`);
@@ -52,4 +64,19 @@ export function validateImageRequest(req: CreateImageRequest, catalog: Catalog, 
     ok: true,
     spec: { model, prompt: req.prompt, size: parsed.size, tier, quality: model.family === "alpha" ? quality : undefined, n },
   };
+}
+
+/** What an edit must carry before its bytes are read: 1 to 16 images within the byte ceiling, a channel that can run it. */
+function checkEditUploads(req: CreateImageRequest, model: CatalogModel, tier: Tier): Validation | null {
+  const count = req.inputImages.length;
+  if (count === 0) return refuse(ErrorCode.MISSING_FIELD, "image is required: send one or more image files (multipart/form-data)");
+  if (count > EDIT_IMAGE_COUNT_CEILING) return refuse(ErrorCode.INVALID_FIELD, `An edit takes at most ${EDIT_IMAGE_COUNT_CEILING} images; got ${count}`);
+  const bytes = req.inputImages.reduce((sum, image) => sum + image.data.length, req.mask?.data.length ?? 0);
+  if (bytes > EDIT_UPLOAD_BYTES_CEILING) return refuse(ErrorCode.BODY_TOO_LARGE, `The files of an edit may total at most ${EDIT_UPLOAD_BYTES_CEILING} bytes`);
+  const edit = { withMask: req.mask !== undefined, images: count };
+  if (!model.channels.some((channel) => channel.tiers.includes(tier) && channelCanEdit(channel, edit))) {
+    const what = `${count} image${count === 1 ? "" : "s"}${edit.withMask ? " and a mask" : ""}`;
+    return refuse(ErrorCode.EDITS_NOT_AVAILABLE, `The model ${model.id} has no upstream that edits ${what} at the ${tierName(tier)} tier`);
+  }
+  return null;
 }

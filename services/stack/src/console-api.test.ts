@@ -304,13 +304,15 @@ describe("money and usage", () => {
     expect([bad.status, bad.body.error.code]).toEqual([400, "unknown_model"]);
   });
 
-  it("lists models with their prices per tier", async () => {
+  it("lists models with their prices per tier and whether they edit", async () => {
     const { browser } = await newUser("0");
     const { models } = (await browser.call("GET", "/models")).body;
+    expect(models.find((model: { id: string }) => model.id === "alpha-2.5-flare").edits).toBe(true);
     expect(models.find((model: { id: string }) => model.id === "beta")).toEqual({
       id: "beta",
       family: "beta",
       tiers: ["1K", "2K"],
+      edits: false,
       sandbox: true,
       prices: { "1K": "0.020000", "2K": "0.040000" },
     });

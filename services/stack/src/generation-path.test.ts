@@ -215,7 +215,7 @@ describe("the generation path", () => {
     expect(models.data.every((model) => model.owned_by === "orvado-sandbox")).toBe(true);
   });
 
-  it("answers unknown routes, unknown costs and edits in the spec's error shape with a request id", async () => {
+  it("answers unknown routes, unknown costs and keyless edits in the spec's error shape with a request id", async () => {
     const missingRoute = await fetch(`${stack.edgeUrl}/v1/nothing-here`);
     expect(missingRoute.status).toBe(404);
     expect((await json(missingRoute)).error).toMatchObject({ type: "gateway_error", code: "not_found" });
@@ -223,9 +223,10 @@ describe("the generation path", () => {
     const unknownCost = await fetch(`${stack.edgeUrl}/api/cost/request/req_AAAAAAAAAAAAAAAAAAAAAA`);
     expect(unknownCost.status).toBe(404);
     expect((await json(unknownCost)).error.code).toBe("not_found");
+    // Edits have their own suite (image-edits.test.ts); without a key they are refused like generations.
     const edits = await fetch(`${stack.edgeUrl}/v1/images/edits`, { method: "POST" });
-    expect(edits.status).toBe(400);
-    expect((await json(edits)).error.code).toBe("edits_not_available");
+    expect(edits.status).toBe(401);
+    expect((await json(edits)).error.code).toBe("missing_api_key");
   });
 
   it("refuses tampered and unknown image links", async () => {

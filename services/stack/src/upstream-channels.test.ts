@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import OpenAI from "openai";
+import OpenAI, { toFile } from "openai";
 import sharp from "sharp";
 import { AuthService, BillingService, GenerationService } from "@orvado/proto";
 import { internalClient } from "@orvado/rpc";
@@ -34,6 +34,7 @@ function modelsFile(): string {
         id: "alpha-2.5-flare",
         family: "alpha",
         tiers: ["1K", "2K"],
+        edits: true,
         channels: [
           { name: "gemini-backup", provider: "google", upstreamModel: "gemini-2.5-flash-image", baseUrl: secondary.baseUrl, apiKeyEnv: "SIM_GOOGLE_KEY", priority: 20, capacity: 8 },
           { name: "openai-main", provider: "openai", upstreamModel: "gpt-image-1", baseUrl: primary.baseUrl, apiKeyEnv: "SIM_OPENAI_KEY", priority: 10, capacity: 8 },
@@ -153,6 +154,37 @@ describe("upstream channels through the whole stack", () => {
     expect(response.status).toBe(200);
     expect([primary.count("generate"), secondary.count("generate")]).toEqual([1, 0]);
     expect(primary.stats.lastBody).toMatchObject({ model: "gpt-image-1", quality: "low", size: "1024x1024" });
+  });
+
+  it("runs image edits on the same channels: failover with the image to Gemini, a masked edit never sent to Gemini, one charge each", async () => {
+    const { accountId, key } = await newFundedKey(5n);
+    const sdk = new OpenAI({ apiKey: key, baseURL: `${stack.edgeUrl}/v1`, maxRetries: 0 });
+    const png = await sharp({ create: { width: 64, height: 64, channels: 4, background: { r: 200, g: 10, b: 10, alpha: 1 } } }).png().toBuffer();
+    const mask = await sharp({ create: { width: 64, height: 64, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).png().toBuffer();
+    const image = () => toFile(png, "in.png", { type: "image/png" });
+    const maskFile = () => toFile(mask, "mask.png", { type: "image/png" });
+
+    primary.behave({ mode: "fail", failStatus: 500 });
+    // Gemini takes no mask: with OpenAI failing, a masked edit has nowhere else to go.
+    const masked = await sdk.images.edit({ model: "alpha-2.5-flare", image: await image(), mask: await maskFile(), prompt: "fill it" }).then(() => null, (error: unknown) => error as InstanceType<typeof OpenAI.APIError>);
+    expect([masked?.status, (masked?.error as { code?: string })?.code]).toEqual([502, "async_image_failed"]);
+    expect([primary.count("edit"), secondary.count("generate")]).toEqual([1, 0]);
+
+    const { data: result, response } = await sdk.images.edit({ model: "alpha-2.5-flare", image: await image(), prompt: "make it blue", response_format: "b64_json" }).withResponse();
+    expect(primary.count("edit")).toBe(2);
+    expect(secondary.stats.lastInputs).toEqual({ images: 1, mask: false });
+    const meta = await sharp(Buffer.from(result.data![0]!.b64_json!, "base64")).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(["png", 1024, 1024]);
+    const requestId = response.headers.get("x-gateway-request-id")!;
+    expect(await settledCost(requestId)).toMatchObject({ status: "charged", model: "alpha-2.5-flare", tier: "1K", amount_micros: 40000, images_delivered: 1 });
+
+    primary.behave({ mode: "ok" });
+    const inpainted = await sdk.images.edit({ model: "alpha-2.5-flare", image: await image(), mask: await maskFile(), prompt: "fill it", size: "1024x1024" }).withResponse();
+    await settledCost(inpainted.response.headers.get("x-gateway-request-id")!);
+    expect(primary.stats.lastInputs).toEqual({ images: 1, mask: true });
+    expect(primary.stats.lastBody).toMatchObject({ model: "gpt-image-1", prompt: "fill it", size: "1024x1024", images: 1, mask: true });
+    const balance = await balanceOf(accountId);
+    expect([balance.balanceMicros, balance.heldMicros]).toEqual([5_000_000n - 2n * ALPHA_FLARE_1K_MICROS, 0n]);
   });
 
   it("answers 503 no_capacity with Retry-After: 60 when every channel of the model is full, charging nothing", async () => {

@@ -1,7 +1,7 @@
 import type { Route, SimulatorCore } from "../server.ts";
 import { malformedReply } from "../server.ts";
 import { sizeForAspect } from "../png.ts";
-import { asRecord } from "./common.ts";
+import { asRecord, inputCount, noteInputs } from "./common.ts";
 import { PolledJobs } from "./polled.ts";
 
 // Black Forest Labs: POST {base}/<model> (for example /v1/flux-pro-1.1) with {prompt, width,
@@ -41,6 +41,7 @@ export function blackForestLabsRoutes(sim: SimulatorCore): Route[] {
       pattern: /^\/v1\/([\w.-]+)$/,
       async handle(req) {
         const body = asRecord(req.body);
+        noteInputs(sim, inputCount(body, ["input_image", ...Array.from({ length: 9 }, (_, index) => `input_image_${index + 2}`)]), body.mask);
         const prompt = String(body.prompt ?? "");
         const effective = sim.effective(prompt);
         if (effective.mode === "hang") return { hang: true };

@@ -1,6 +1,6 @@
 import type { Route, SimulatorCore } from "../server.ts";
 import { parsePixelSize, sizeForAspect } from "../png.ts";
-import { asRecord, syncFault } from "./common.ts";
+import { asRecord, syncFault, inputCount, noteInputs } from "./common.ts";
 
 // ByteDance ModelArk (Seedream): POST {base}/images/generations with {model, prompt, size, response_format};
 // size is "WxH" or a resolution level ("2K"). One image per call. Refusals are 400s
@@ -14,6 +14,7 @@ export function byteDanceRoutes(sim: SimulatorCore): Route[] {
       pattern: /^\/api\/v3\/images\/generations$/,
       async handle(req) {
         const body = asRecord(req.body);
+        noteInputs(sim, inputCount(body, ["image"]), undefined);
         const prompt = String(body.prompt ?? "");
         const effective = sim.effective(prompt);
         const fault = await syncFault(sim, req, effective, {

@@ -25,6 +25,19 @@ export async function syncFault(sim: SimulatorCore, req: SimRequest, effective: 
   }
 }
 
+/** Counts the input images a JSON protocol received under the given keys (strings or lists of them). */
+export function inputCount(body: Record<string, unknown>, keys: string[]): number {
+  return keys.reduce((sum, key) => {
+    const value = body[key];
+    return sum + (Array.isArray(value) ? value.filter((item) => typeof item === "string").length : typeof value === "string" ? 1 : 0);
+  }, 0);
+}
+
+/** Records an edit's inputs when the request carried any. */
+export function noteInputs(sim: SimulatorCore, images: number, mask: unknown): void {
+  if (images > 0 || typeof mask === "string") sim.sawInputs(images, typeof mask === "string");
+}
+
 export const asRecord = (value: unknown): Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 

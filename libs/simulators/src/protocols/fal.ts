@@ -1,6 +1,6 @@
 import type { Route, SimulatorCore } from "../server.ts";
 import { sizeForAspect } from "../png.ts";
-import { asRecord, count, syncFault } from "./common.ts";
+import { asRecord, count, syncFault, inputCount, noteInputs } from "./common.ts";
 
 // fal synchronous endpoint (the simulator's base is /fal; fal's own is the host root): POST {base}/<model path> (for example /fal-ai/flux/dev) with
 // {prompt, image_size, num_images, seed}; the answer lists image URLs on fal's CDN that
@@ -24,6 +24,7 @@ export function falRoutes(sim: SimulatorCore): Route[] {
       pattern: /^\/fal\/[\w.-]+(?:\/[\w.-]+)*$/,
       async handle(req) {
         const body = asRecord(req.body);
+        noteInputs(sim, inputCount(body, ["image_url", "image_urls"]), body.mask_url);
         const prompt = String(body.prompt ?? "");
         const effective = sim.effective(prompt);
         const fault = await syncFault(sim, req, effective, {

@@ -1,6 +1,6 @@
 import type { Route, SimReply, SimulatorCore } from "../server.ts";
 import { sizeForAspect } from "../png.ts";
-import { asRecord, count, syncFault } from "./common.ts";
+import { asRecord, count, syncFault, noteInputs } from "./common.ts";
 
 // Google Generative Language API, both image paths of @ai-sdk/google:
 // - Gemini image models: POST {base}/models/<id>:generateContent with
@@ -23,6 +23,7 @@ export function googleRoutes(sim: SimulatorCore): Route[] {
       pattern: /^\/v1beta\/models\/([^/:]+):generateContent$/,
       async handle(req, match) {
         const body = asRecord(req.body);
+        noteInputs(sim, inlineImages(body), undefined);
         const contents = Array.isArray(body.contents) ? body.contents : [];
         const parts = contents.flatMap((content) => (Array.isArray(asRecord(content).parts) ? (asRecord(content).parts as unknown[]) : []));
         const prompt = parts.map((part) => asRecord(part).text).filter((text) => typeof text === "string").join("\n");
@@ -83,4 +84,13 @@ export function googleRoutes(sim: SimulatorCore): Route[] {
       },
     },
   ];
+}
+
+/** Gemini's input images: inlineData parts of the request's contents. */
+function inlineImages(body: Record<string, unknown>): number {
+  const contents = Array.isArray(body.contents) ? body.contents : [];
+  return contents.flatMap((content) => {
+    const parts = asRecord(content).parts;
+    return Array.isArray(parts) ? parts : [];
+  }).filter((part) => asRecord(part).inlineData !== undefined).length;
 }

@@ -1,7 +1,7 @@
 import type { Route, SimRequest, SimulatorCore } from "../server.ts";
 import { malformedReply } from "../server.ts";
 import { parsePixelSize, sizeForAspect } from "../png.ts";
-import { asRecord, count } from "./common.ts";
+import { asRecord, count, inputCount, noteInputs } from "./common.ts";
 import { PolledJobs, type PolledJob } from "./polled.ts";
 
 // Replicate predictions: POST {base}/models/<owner>/<name>/predictions (or {base}/predictions
@@ -39,6 +39,7 @@ export function replicateRoutes(sim: SimulatorCore): Route[] {
   async function submit(req: SimRequest) {
     const body = asRecord(req.body);
     const input = asRecord(body.input);
+    noteInputs(sim, inputCount(input, ["image", ...Array.from({ length: 8 }, (_, index) => `input_image${index === 0 ? "" : `_${index + 1}`}`)]), input.mask);
     const prompt = String(input.prompt ?? "");
     const effective = sim.effective(prompt);
     if (effective.mode === "hang") return { hang: true as const };

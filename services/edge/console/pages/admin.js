@@ -281,7 +281,7 @@ function ModelsSection() {
     ${models.data.models.map(
       (model) => html`<${Card}
         title=${html`<code>${model.id}</code>`}
-        subtitle=${`${model.family} family · tiers ${model.tiers.join(", ")}`}
+        subtitle=${`${model.family} family · tiers ${model.tiers.join(", ")}${model.edits ? " · edits images" : ""}`}
         actions=${model.sandbox && html`<${Badge} kind="warning">sandbox<//>`}
       >
         <table class="table compact">

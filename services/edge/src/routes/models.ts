@@ -16,6 +16,7 @@ export function modelRoutes(app: FastifyInstance, deps: { generation: Client<typ
         owned_by: model.sandbox ? "orvado-sandbox" : "orvado",
         family: model.family,
         tiers: model.tiers.map(tierName),
+        edits: model.edits,
         sandbox: model.sandbox,
         ...(model.sandbox ? { note: "Served by the Orvado sandbox renderer: real PNGs of the requested size, not a real model" } : {}),
         channels: model.channels.map((channel) => ({ name: channel.name, provider: channel.provider, healthy: channel.healthy })),

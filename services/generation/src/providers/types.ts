@@ -1,6 +1,7 @@
 import type { generateImage } from "ai";
 import type { ChannelConfig } from "../catalog.ts";
 import type { AspectRatio, PixelSize } from "./size-mapping.ts";
+import type { EditInputs } from "../edit-inputs.ts";
 
 export type ImageModel = Parameters<typeof generateImage>[0]["model"];
 type ProviderOptions = NonNullable<Parameters<typeof generateImage>[0]["providerOptions"]>;
@@ -13,6 +14,8 @@ export interface UpstreamRequest {
   n: number;
   /** Spec 2.1: only alpha models take a quality; undefined for beta. */
   quality: string | undefined;
+  /** An image edit's input images and mask, sent through generateImage's prompt; absent for a generation. */
+  edit?: EditInputs;
 }
 
 /** Everything one provider needs to make the AI SDK call for a channel. */

@@ -3,6 +3,7 @@ import sharp from "sharp";
 import { startSimulator, type SimulatedProvider, type Simulator } from "@orvado/simulators";
 import { parseCatalog, type ChannelConfig } from "../catalog.ts";
 import { FAILED_MESSAGE, REFUSED_MESSAGE, generateOnChannel, type UpstreamOutcome, type UpstreamSettings } from "./upstream.ts";
+import { editSupport } from "./edit-support.ts";
 
 // Every provider adapter over real HTTP against its protocol simulator: the AI SDK
 // package does the talking; these tests check what the gateway makes of the answers.
@@ -141,5 +142,40 @@ describe("quality", () => {
     const sim = sims.get("openai")!;
     await generateOnChannel(channelFor(CASES[0]!), API_KEY, { prompt: "q", width: 1024, height: 1024, n: 1, quality: "high" }, AbortSignal.timeout(10_000), settings);
     expect(sim.stats.lastBody).toMatchObject({ model: "gpt-image-1", quality: "high", size: "1024x1024", n: 1 });
+  });
+});
+
+describe("image edits", () => {
+  const solid = (r: number, g: number, b: number) => sharp({ create: { width: 64, height: 64, channels: 3, background: { r, g, b } } }).png().toBuffer();
+  const mask = () => sharp({ create: { width: 64, height: 64, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).png().toBuffer();
+  const editing = CASES.filter((c) => editSupport(c).images);
+
+  it("knows which providers edit: all but Imagen", () => {
+    expect(CASES.filter((c) => !editSupport(c).images).map((c) => c.label)).toEqual(["google imagen"]);
+  });
+
+  it.each(editing)("$label: sends the input images (and a mask where it takes one) the provider's way and delivers the requested size", async (c) => {
+    const sim = sims.get(c.provider)!;
+    sim.reset();
+    sim.behave({ apiKey: API_KEY });
+    const support = editSupport(c);
+    const images = await Promise.all([solid(200, 20, 20), solid(20, 20, 200)].slice(0, Math.min(2, support.maxImages)));
+    const edit = { images, ...(support.mask && { mask: await mask() }) };
+    const outcome = await generateOnChannel(channelFor(c), API_KEY, { prompt: "make it blue", width: 768, height: 512, n: 1, quality: undefined, edit }, AbortSignal.timeout(30_000), settings);
+    expect(await dimensions(outcome)).toEqual([["png", 768, 512]]);
+    expect(sim.stats.lastInputs).toEqual({ images: images.length, mask: support.mask });
+    if (c.provider === "openai" || c.provider === "openai-compatible") {
+      expect(sim.count("edit")).toBe(1);
+      expect(sim.count("generate")).toBe(0);
+      expect(sim.stats.lastBody).toMatchObject({ model: c.upstreamModel, prompt: "make it blue", images: images.length, mask: support.mask });
+    }
+  });
+
+  it("reports OpenAI's refusal of an edit as refused and its failure as failed", async () => {
+    const c = CASES[0]!;
+    const edit = { images: [await solid(1, 2, 3)] };
+    const request = (prompt: string) => ({ prompt, width: 1024, height: 1024, n: 1, quality: undefined, edit });
+    expect(await generateOnChannel(channelFor(c), API_KEY, request("x [sim:refuse]"), AbortSignal.timeout(10_000), settings)).toMatchObject({ ok: false, kind: "refused" });
+    expect(await generateOnChannel(channelFor(c), API_KEY, request("x [sim:fail]"), AbortSignal.timeout(10_000), settings)).toMatchObject({ ok: false, kind: "failed" });
   });
 });

@@ -82,7 +82,9 @@ export async function generateOnChannel(
     batches(request.n, call.maxImagesPerCall).map((count) =>
       generateImage({
         model: call.model,
-        prompt: request.prompt,
+        // An edit's images go in the prompt: each package sends them its provider's way
+        // (OpenAI's /images/edits multipart, Gemini's inline parts, BFL's input_image, …).
+        prompt: request.edit ? { text: request.prompt, images: request.edit.images, mask: request.edit.mask } : request.prompt,
         n: count,
         maxImagesPerCall: count,
         size: call.size,

@@ -1,5 +1,7 @@
 import { parseSandboxDirectives } from "./directives.ts";
 import { assertSandboxSize, renderSandboxPng } from "./render.ts";
+import { editSandboxPng } from "./edit.ts";
+import type { EditInputs } from "../edit-inputs.ts";
 
 export interface SandboxRequest {
   prompt: string;
@@ -7,6 +9,8 @@ export interface SandboxRequest {
   height: number;
   n: number;
   signal: AbortSignal;
+  /** An image edit's inputs (edit.ts); absent for a generation. */
+  edit?: EditInputs;
 }
 
 export type ProviderOutcome =
@@ -40,7 +44,11 @@ export async function generateWithSandbox(req: SandboxRequest): Promise<Provider
   for (let index = 0; index < req.n; index++) {
     // A 4K render takes about a second, so a cancelled job stops between images.
     req.signal.throwIfAborted();
-    images.push(await renderSandboxPng(variantSeed(req.prompt, index), req.width, req.height));
+    images.push(
+      req.edit
+        ? await editSandboxPng(req.edit, req.prompt, req.width, req.height, index)
+        : await renderSandboxPng(variantSeed(req.prompt, index), req.width, req.height),
+    );
   }
   return { ok: true, images };
 }

@@ -14,9 +14,9 @@ const CANVAS_MAX_SIDE = 512;
 // Adaptive filtering roughly halves the file for these smooth gradients (about
 // 1.5 MB instead of 3.3 MB at 4096x4096); a moderate zlib level keeps encode
 // time near one second, where higher levels barely shrink the file further.
-const PNG_OPTIONS = { compressionLevel: 4, adaptiveFiltering: true } as const;
+export const PNG_OPTIONS = { compressionLevel: 4, adaptiveFiltering: true } as const;
 
-const SANDBOX_EXIF = {
+export const SANDBOX_EXIF = {
   IFD0: { Software: "Orvado sandbox", ImageDescription: "Orvado sandbox image (not produced by a real model)" },
 };
 
@@ -153,7 +153,7 @@ function paint(design: Design, width: number, height: number): Buffer {
  * The sandbox mark: a yellow and black checker band along the bottom edge, the
  * same on every image so nobody mistakes a sandbox picture for model output.
  */
-function sandboxBand(width: number, height: number): { top: number; cell: number } {
+export function sandboxBand(width: number, height: number): { top: number; cell: number } {
   const shortSide = Math.min(width, height);
   // Images a few pixels tall get no band rather than a band that is the whole image.
   if (height < 16) return { top: height, cell: 1 };

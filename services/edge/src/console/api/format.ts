@@ -77,5 +77,5 @@ export type UsageRow = ReturnType<typeof usageRow>;
 
 /** What every console page shows of a catalog model (the admin page adds channel health, /models the prices). */
 export function modelJson(model: Model) {
-  return { id: model.id, family: model.family, tiers: model.tiers.map(tierName), sandbox: model.sandbox };
+  return { id: model.id, family: model.family, tiers: model.tiers.map(tierName), edits: model.edits, sandbox: model.sandbox };
 }

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file orvado/v1/generation.proto.
  */
 export const file_orvado_v1_generation: GenFile = /*@__PURE__*/
-  fileDesc("ChpvcnZhZG8vdjEvZ2VuZXJhdGlvbi5wcm90bxIJb3J2YWRvLnYxIv4CChJDcmVhdGVJbWFnZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRIdChBrZXlfbGltaXRfbWljcm9zGAQgASgDSACIAQESFgoOYWxsb3dlZF9tb2RlbHMYBSADKAkSDQoFbW9kZWwYBiABKAkSDgoGcHJvbXB0GAcgASgJEhEKBHNpemUYCCABKAlIAYgBARIUCgdxdWFsaXR5GAkgASgJSAKIAQESMgoPcmVzcG9uc2VfZm9ybWF0GAogASgOMhkub3J2YWRvLnYxLlJlc3BvbnNlRm9ybWF0Eg4KAW4YCyABKA1IA4gBARIXCg9pZGVtcG90ZW5jeV9rZXkYDCABKAkSJAoGbGltaXRzGA0gASgLMhQub3J2YWRvLnYxLkpvYkxpbWl0c0ITChFfa2V5X2xpbWl0X21pY3Jvc0IHCgVfc2l6ZUIKCghfcXVhbGl0eUIECgJfbiLhAQoJSm9iTGltaXRzEigKG2FjY291bnRfbWF4X2NvbmN1cnJlbnRfam9icxgBIAEoDUgAiAEBEigKG2FjY291bnRfcmVxdWVzdHNfcGVyX21pbnV0ZRgCIAEoDUgBiAEBEiQKF2tleV9yZXF1ZXN0c19wZXJfbWludXRlGAMgASgNSAKIAQFCHgocX2FjY291bnRfbWF4X2NvbmN1cnJlbnRfam9ic0IeChxfYWNjb3VudF9yZXF1ZXN0c19wZXJfbWludXRlQhoKGF9rZXlfcmVxdWVzdHNfcGVyX21pbnV0ZSJiCg5HZW5lcmF0ZWRJbWFnZRISCgh1cmxfcGF0aBgBIAEoCUgAEhIKCGI2NF9qc29uGAIgASgJSAASDQoFd2lkdGgYAyABKA0SDgoGaGVpZ2h0GAQgASgNQgkKB2NvbnRlbnQiUAoPR2VuZXJhdGVkSW1hZ2VzEhQKDGNyZWF0ZWRfdW5peBgBIAEoAxInCgRkYXRhGAIgAygLMhkub3J2YWRvLnYxLkdlbmVyYXRlZEltYWdlIpoBChNDcmVhdGVJbWFnZVJlc3BvbnNlEiwKBmltYWdlcxgBIAEoCzIaLm9ydmFkby52MS5HZW5lcmF0ZWRJbWFnZXNIABIlCgdyZWZ1c2FsGAIgASgLMhIub3J2YWRvLnYxLlJlZnVzYWxIABISCgpyZXF1ZXN0X2lkGAMgASgJEhAKCHJlcGxheWVkGAQgASgIQggKBnJlc3VsdCITChFMaXN0TW9kZWxzUmVxdWVzdCKCAQoMTW9kZWxDaGFubmVsEgwKBG5hbWUYASABKAkSEAoIcHJvdmlkZXIYAiABKAkSDwoHaGVhbHRoeRgDIAEoCBINCgVzdGF0ZRgEIAEoCRIOCgZpbl91c2UYBSABKA0SEAoIY2FwYWNpdHkYBiABKA0SEAoIcHJpb3JpdHkYByABKA0ilQEKBU1vZGVsEgoKAmlkGAEgASgJEg4KBmZhbWlseRgCIAEoCRIeCgV0aWVycxgDIAMoDjIPLm9ydmFkby52MS5UaWVyEg8KB3NhbmRib3gYBCABKAgSKQoIY2hhbm5lbHMYBSADKAsyFy5vcnZhZG8udjEuTW9kZWxDaGFubmVsEhQKDGNyZWF0ZWRfdW5peBgGIAEoAyI2ChJMaXN0TW9kZWxzUmVzcG9uc2USIAoGbW9kZWxzGAEgAygLMhAub3J2YWRvLnYxLk1vZGVsIk0KEFJlYWRJbWFnZVJlcXVlc3QSEAoIaW1hZ2VfaWQYASABKAkSFAoMZXhwaXJlc191bml4GAIgASgDEhEKCXNpZ25hdHVyZRgDIAEoCSI4ChFSZWFkSW1hZ2VSZXNwb25zZRIUCgxjb250ZW50X3R5cGUYASABKAkSDQoFY2h1bmsYAiABKAwiNwoNR2V0Sm9iUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkiIgoKSm9iUnVubmluZxIUCgxjcmVhdGVkX3VuaXgYASABKAMimAEKDkdldEpvYlJlc3BvbnNlEigKB3J1bm5pbmcYASABKAsyFS5vcnZhZG8udjEuSm9iUnVubmluZ0gAEiwKBmltYWdlcxgCIAEoCzIaLm9ydmFkby52MS5HZW5lcmF0ZWRJbWFnZXNIABIlCgdmYWlsdXJlGAMgASgLMhIub3J2YWRvLnYxLlJlZnVzYWxIAEIHCgVzdGF0ZSITChFHZXRNZXRyaWNzUmVxdWVzdCI4ChJHZXRNZXRyaWNzUmVzcG9uc2USDAoEdGV4dBgBIAEoCRIUCgxjb250ZW50X3R5cGUYAiABKAkqaAoOUmVzcG9uc2VGb3JtYXQSHwobUkVTUE9OU0VfRk9STUFUX1VOU1BFQ0lGSUVEEAASFwoTUkVTUE9OU0VfRk9STUFUX1VSTBABEhwKGFJFU1BPTlNFX0ZPUk1BVF9CNjRfSlNPThACMoADChFHZW5lcmF0aW9uU2VydmljZRJMCgtDcmVhdGVJbWFnZRIdLm9ydmFkby52MS5DcmVhdGVJbWFnZVJlcXVlc3QaHi5vcnZhZG8udjEuQ3JlYXRlSW1hZ2VSZXNwb25zZRJJCgpMaXN0TW9kZWxzEhwub3J2YWRvLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh0ub3J2YWRvLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJICglSZWFkSW1hZ2USGy5vcnZhZG8udjEuUmVhZEltYWdlUmVxdWVzdBocLm9ydmFkby52MS5SZWFkSW1hZ2VSZXNwb25zZTABEj0KBkdldEpvYhIYLm9ydmFkby52MS5HZXRKb2JSZXF1ZXN0Ghkub3J2YWRvLnYxLkdldEpvYlJlc3BvbnNlEkkKCkdldE1ldHJpY3MSHC5vcnZhZG8udjEuR2V0TWV0cmljc1JlcXVlc3QaHS5vcnZhZG8udjEuR2V0TWV0cmljc1Jlc3BvbnNlYgZwcm90bzM", [file_orvado_v1_common]);
+  fileDesc("ChpvcnZhZG8vdjEvZ2VuZXJhdGlvbi5wcm90bxIJb3J2YWRvLnYxIuwDChJDcmVhdGVJbWFnZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRIdChBrZXlfbGltaXRfbWljcm9zGAQgASgDSACIAQESFgoOYWxsb3dlZF9tb2RlbHMYBSADKAkSDQoFbW9kZWwYBiABKAkSDgoGcHJvbXB0GAcgASgJEhEKBHNpemUYCCABKAlIAYgBARIUCgdxdWFsaXR5GAkgASgJSAKIAQESMgoPcmVzcG9uc2VfZm9ybWF0GAogASgOMhkub3J2YWRvLnYxLlJlc3BvbnNlRm9ybWF0Eg4KAW4YCyABKA1IA4gBARIXCg9pZGVtcG90ZW5jeV9rZXkYDCABKAkSJAoGbGltaXRzGA0gASgLMhQub3J2YWRvLnYxLkpvYkxpbWl0cxIMCgRlZGl0GA4gASgIEisKDGlucHV0X2ltYWdlcxgPIAMoCzIVLm9ydmFkby52MS5JbnB1dEltYWdlEigKBG1hc2sYECABKAsyFS5vcnZhZG8udjEuSW5wdXRJbWFnZUgEiAEBQhMKEV9rZXlfbGltaXRfbWljcm9zQgcKBV9zaXplQgoKCF9xdWFsaXR5QgQKAl9uQgcKBV9tYXNrIi4KCklucHV0SW1hZ2USDAoEZGF0YRgBIAEoDBISCgptZWRpYV90eXBlGAIgASgJIuEBCglKb2JMaW1pdHMSKAobYWNjb3VudF9tYXhfY29uY3VycmVudF9qb2JzGAEgASgNSACIAQESKAobYWNjb3VudF9yZXF1ZXN0c19wZXJfbWludXRlGAIgASgNSAGIAQESJAoXa2V5X3JlcXVlc3RzX3Blcl9taW51dGUYAyABKA1IAogBAUIeChxfYWNjb3VudF9tYXhfY29uY3VycmVudF9qb2JzQh4KHF9hY2NvdW50X3JlcXVlc3RzX3Blcl9taW51dGVCGgoYX2tleV9yZXF1ZXN0c19wZXJfbWludXRlImIKDkdlbmVyYXRlZEltYWdlEhIKCHVybF9wYXRoGAEgASgJSAASEgoIYjY0X2pzb24YAiABKAlIABINCgV3aWR0aBgDIAEoDRIOCgZoZWlnaHQYBCABKA1CCQoHY29udGVudCJQCg9HZW5lcmF0ZWRJbWFnZXMSFAoMY3JlYXRlZF91bml4GAEgASgDEicKBGRhdGEYAiADKAsyGS5vcnZhZG8udjEuR2VuZXJhdGVkSW1hZ2UimgEKE0NyZWF0ZUltYWdlUmVzcG9uc2USLAoGaW1hZ2VzGAEgASgLMhoub3J2YWRvLnYxLkdlbmVyYXRlZEltYWdlc0gAEiUKB3JlZnVzYWwYAiABKAsyEi5vcnZhZG8udjEuUmVmdXNhbEgAEhIKCnJlcXVlc3RfaWQYAyABKAkSEAoIcmVwbGF5ZWQYBCABKAhCCAoGcmVzdWx0IhMKEUxpc3RNb2RlbHNSZXF1ZXN0IoIBCgxNb2RlbENoYW5uZWwSDAoEbmFtZRgBIAEoCRIQCghwcm92aWRlchgCIAEoCRIPCgdoZWFsdGh5GAMgASgIEg0KBXN0YXRlGAQgASgJEg4KBmluX3VzZRgFIAEoDRIQCghjYXBhY2l0eRgGIAEoDRIQCghwcmlvcml0eRgHIAEoDSKkAQoFTW9kZWwSCgoCaWQYASABKAkSDgoGZmFtaWx5GAIgASgJEh4KBXRpZXJzGAMgAygOMg8ub3J2YWRvLnYxLlRpZXISDwoHc2FuZGJveBgEIAEoCBIpCghjaGFubmVscxgFIAMoCzIXLm9ydmFkby52MS5Nb2RlbENoYW5uZWwSFAoMY3JlYXRlZF91bml4GAYgASgDEg0KBWVkaXRzGAcgASgIIjYKEkxpc3RNb2RlbHNSZXNwb25zZRIgCgZtb2RlbHMYASADKAsyEC5vcnZhZG8udjEuTW9kZWwiTQoQUmVhZEltYWdlUmVxdWVzdBIQCghpbWFnZV9pZBgBIAEoCRIUCgxleHBpcmVzX3VuaXgYAiABKAMSEQoJc2lnbmF0dXJlGAMgASgJIjgKEVJlYWRJbWFnZVJlc3BvbnNlEhQKDGNvbnRlbnRfdHlwZRgBIAEoCRINCgVjaHVuaxgCIAEoDCI3Cg1HZXRKb2JSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCSIiCgpKb2JSdW5uaW5nEhQKDGNyZWF0ZWRfdW5peBgBIAEoAyKYAQoOR2V0Sm9iUmVzcG9uc2USKAoHcnVubmluZxgBIAEoCzIVLm9ydmFkby52MS5Kb2JSdW5uaW5nSAASLAoGaW1hZ2VzGAIgASgLMhoub3J2YWRvLnYxLkdlbmVyYXRlZEltYWdlc0gAEiUKB2ZhaWx1cmUYAyABKAsyEi5vcnZhZG8udjEuUmVmdXNhbEgAQgcKBXN0YXRlIhMKEUdldE1ldHJpY3NSZXF1ZXN0IjgKEkdldE1ldHJpY3NSZXNwb25zZRIMCgR0ZXh0GAEgASgJEhQKDGNvbnRlbnRfdHlwZRgCIAEoCSpoCg5SZXNwb25zZUZvcm1hdBIfChtSRVNQT05TRV9GT1JNQVRfVU5TUEVDSUZJRUQQABIXChNSRVNQT05TRV9GT1JNQVRfVVJMEAESHAoYUkVTUE9OU0VfRk9STUFUX0I2NF9KU09OEAIygAMKEUdlbmVyYXRpb25TZXJ2aWNlEkwKC0NyZWF0ZUltYWdlEh0ub3J2YWRvLnYxLkNyZWF0ZUltYWdlUmVxdWVzdBoeLm9ydmFkby52MS5DcmVhdGVJbWFnZVJlc3BvbnNlEkkKCkxpc3RNb2RlbHMSHC5vcnZhZG8udjEuTGlzdE1vZGVsc1JlcXVlc3QaHS5vcnZhZG8udjEuTGlzdE1vZGVsc1Jlc3BvbnNlEkgKCVJlYWRJbWFnZRIbLm9ydmFkby52MS5SZWFkSW1hZ2VSZXF1ZXN0Ghwub3J2YWRvLnYxLlJlYWRJbWFnZVJlc3BvbnNlMAESPQoGR2V0Sm9iEhgub3J2YWRvLnYxLkdldEpvYlJlcXVlc3QaGS5vcnZhZG8udjEuR2V0Sm9iUmVzcG9uc2USSQoKR2V0TWV0cmljcxIcLm9ydmFkby52MS5HZXRNZXRyaWNzUmVxdWVzdBodLm9ydmFkby52MS5HZXRNZXRyaWNzUmVzcG9uc2ViBnByb3RvMw", [file_orvado_v1_common]);
 
 /**
  * @generated from message orvado.v1.CreateImageRequest
@@ -88,6 +88,28 @@ export type CreateImageRequest = Message<"orvado.v1.CreateImageRequest"> & {
    * @generated from field: orvado.v1.JobLimits limits = 13;
    */
   limits?: JobLimits | undefined;
+
+  /**
+   * True for an image edit (POST /v1/images/edits): the model must edit and
+   * input_images holds at least one image. False for a generation.
+   *
+   * @generated from field: bool edit = 14;
+   */
+  edit: boolean;
+
+  /**
+   * The images to edit, as uploaded (bounded by the edge; generation checks them again).
+   *
+   * @generated from field: repeated orvado.v1.InputImage input_images = 15;
+   */
+  inputImages: InputImage[];
+
+  /**
+   * Where to edit: transparent pixels mark the area to change (OpenAI's rule).
+   *
+   * @generated from field: optional orvado.v1.InputImage mask = 16;
+   */
+  mask?: InputImage | undefined;
 };
 
 /**
@@ -96,6 +118,32 @@ export type CreateImageRequest = Message<"orvado.v1.CreateImageRequest"> & {
  */
 export const CreateImageRequestSchema: GenMessage<CreateImageRequest> = /*@__PURE__*/
   messageDesc(file_orvado_v1_generation, 0);
+
+/**
+ * One uploaded file of an image edit.
+ *
+ * @generated from message orvado.v1.InputImage
+ */
+export type InputImage = Message<"orvado.v1.InputImage"> & {
+  /**
+   * @generated from field: bytes data = 1;
+   */
+  data: Uint8Array;
+
+  /**
+   * The type the client declared; generation reads the real format from the bytes.
+   *
+   * @generated from field: string media_type = 2;
+   */
+  mediaType: string;
+};
+
+/**
+ * Describes the message orvado.v1.InputImage.
+ * Use `create(InputImageSchema)` to create a new message.
+ */
+export const InputImageSchema: GenMessage<InputImage> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 1);
 
 /**
  * @generated from message orvado.v1.JobLimits
@@ -126,7 +174,7 @@ export type JobLimits = Message<"orvado.v1.JobLimits"> & {
  * Use `create(JobLimitsSchema)` to create a new message.
  */
 export const JobLimitsSchema: GenMessage<JobLimits> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 1);
+  messageDesc(file_orvado_v1_generation, 2);
 
 /**
  * @generated from message orvado.v1.GeneratedImage
@@ -167,7 +215,7 @@ export type GeneratedImage = Message<"orvado.v1.GeneratedImage"> & {
  * Use `create(GeneratedImageSchema)` to create a new message.
  */
 export const GeneratedImageSchema: GenMessage<GeneratedImage> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 2);
+  messageDesc(file_orvado_v1_generation, 3);
 
 /**
  * @generated from message orvado.v1.GeneratedImages
@@ -189,7 +237,7 @@ export type GeneratedImages = Message<"orvado.v1.GeneratedImages"> & {
  * Use `create(GeneratedImagesSchema)` to create a new message.
  */
 export const GeneratedImagesSchema: GenMessage<GeneratedImages> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 3);
+  messageDesc(file_orvado_v1_generation, 4);
 
 /**
  * @generated from message orvado.v1.CreateImageResponse
@@ -233,7 +281,7 @@ export type CreateImageResponse = Message<"orvado.v1.CreateImageResponse"> & {
  * Use `create(CreateImageResponseSchema)` to create a new message.
  */
 export const CreateImageResponseSchema: GenMessage<CreateImageResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 4);
+  messageDesc(file_orvado_v1_generation, 5);
 
 /**
  * @generated from message orvado.v1.ListModelsRequest
@@ -246,7 +294,7 @@ export type ListModelsRequest = Message<"orvado.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 5);
+  messageDesc(file_orvado_v1_generation, 6);
 
 /**
  * @generated from message orvado.v1.ModelChannel
@@ -303,7 +351,7 @@ export type ModelChannel = Message<"orvado.v1.ModelChannel"> & {
  * Use `create(ModelChannelSchema)` to create a new message.
  */
 export const ModelChannelSchema: GenMessage<ModelChannel> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 6);
+  messageDesc(file_orvado_v1_generation, 7);
 
 /**
  * @generated from message orvado.v1.Model
@@ -338,6 +386,13 @@ export type Model = Message<"orvado.v1.Model"> & {
    * @generated from field: int64 created_unix = 6;
    */
   createdUnix: bigint;
+
+  /**
+   * Whether the model takes image edits (POST /v1/images/edits).
+   *
+   * @generated from field: bool edits = 7;
+   */
+  edits: boolean;
 };
 
 /**
@@ -345,7 +400,7 @@ export type Model = Message<"orvado.v1.Model"> & {
  * Use `create(ModelSchema)` to create a new message.
  */
 export const ModelSchema: GenMessage<Model> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 7);
+  messageDesc(file_orvado_v1_generation, 8);
 
 /**
  * @generated from message orvado.v1.ListModelsResponse
@@ -362,7 +417,7 @@ export type ListModelsResponse = Message<"orvado.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 8);
+  messageDesc(file_orvado_v1_generation, 9);
 
 /**
  * @generated from message orvado.v1.ReadImageRequest
@@ -389,7 +444,7 @@ export type ReadImageRequest = Message<"orvado.v1.ReadImageRequest"> & {
  * Use `create(ReadImageRequestSchema)` to create a new message.
  */
 export const ReadImageRequestSchema: GenMessage<ReadImageRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 9);
+  messageDesc(file_orvado_v1_generation, 10);
 
 /**
  * @generated from message orvado.v1.ReadImageResponse
@@ -413,7 +468,7 @@ export type ReadImageResponse = Message<"orvado.v1.ReadImageResponse"> & {
  * Use `create(ReadImageResponseSchema)` to create a new message.
  */
 export const ReadImageResponseSchema: GenMessage<ReadImageResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 10);
+  messageDesc(file_orvado_v1_generation, 11);
 
 /**
  * @generated from message orvado.v1.GetJobRequest
@@ -437,7 +492,7 @@ export type GetJobRequest = Message<"orvado.v1.GetJobRequest"> & {
  * Use `create(GetJobRequestSchema)` to create a new message.
  */
 export const GetJobRequestSchema: GenMessage<GetJobRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 11);
+  messageDesc(file_orvado_v1_generation, 12);
 
 /**
  * @generated from message orvado.v1.JobRunning
@@ -454,7 +509,7 @@ export type JobRunning = Message<"orvado.v1.JobRunning"> & {
  * Use `create(JobRunningSchema)` to create a new message.
  */
 export const JobRunningSchema: GenMessage<JobRunning> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 12);
+  messageDesc(file_orvado_v1_generation, 13);
 
 /**
  * @generated from message orvado.v1.GetJobResponse
@@ -491,7 +546,7 @@ export type GetJobResponse = Message<"orvado.v1.GetJobResponse"> & {
  * Use `create(GetJobResponseSchema)` to create a new message.
  */
 export const GetJobResponseSchema: GenMessage<GetJobResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 13);
+  messageDesc(file_orvado_v1_generation, 14);
 
 /**
  * @generated from message orvado.v1.GetMetricsRequest
@@ -504,7 +559,7 @@ export type GetMetricsRequest = Message<"orvado.v1.GetMetricsRequest"> & {
  * Use `create(GetMetricsRequestSchema)` to create a new message.
  */
 export const GetMetricsRequestSchema: GenMessage<GetMetricsRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 14);
+  messageDesc(file_orvado_v1_generation, 15);
 
 /**
  * @generated from message orvado.v1.GetMetricsResponse
@@ -526,7 +581,7 @@ export type GetMetricsResponse = Message<"orvado.v1.GetMetricsResponse"> & {
  * Use `create(GetMetricsResponseSchema)` to create a new message.
  */
 export const GetMetricsResponseSchema: GenMessage<GetMetricsResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 15);
+  messageDesc(file_orvado_v1_generation, 16);
 
 /**
  * @generated from enum orvado.v1.ResponseFormat

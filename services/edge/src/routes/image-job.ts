@@ -1,0 +1,67 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { ErrorCode, type CreateImageRequestSchema, type GenerationService } from "@orvado/proto";
+import type { Client } from "@orvado/rpc";
+import { sendError, sendRefusal } from "../reply.ts";
+import { imagesAnswerBody } from "../images-answer.ts";
+import type { VerifiedKey } from "@orvado/proto";
+import { jobOutcomeOrUnknown } from "../job-outcome.ts";
+
+// What a generation and an edit share once their bodies are read: the Idempotency-Key
+// header, the CreateImage call (billing, capacity, failover happen in generation) and the
+// answer. No abort signal is passed on purpose: a client that leaves does not cancel its job (spec 3).
+
+export interface ImageJobDeps {
+  generation: Client<typeof GenerationService>;
+  publicUrl?: string;
+}
+
+/** Visible ASCII, 1–255 characters (docs/api.md, "Idempotent retries"); generation checks it again. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/;
+
+type JobFields = Omit<MessageInitShape<typeof CreateImageRequestSchema>, "$typeName" | "requestId" | "accountId" | "keyId" | "keyLimitMicros" | "allowedModels" | "idempotencyKey" | "limits">;
+
+/** The Idempotency-Key header, "" when absent, or null after answering 400 for a malformed one. */
+export function idempotencyKeyOf(request: FastifyRequest, reply: FastifyReply): string | null {
+  const value = request.headers["idempotency-key"];
+  if (value === undefined) return "";
+  if (typeof value === "string" && IDEMPOTENCY_KEY.test(value)) return value;
+  sendError(request, reply, ErrorCode.INVALID_REQUEST, "The Idempotency-Key header must be 1 to 255 visible ASCII characters (no spaces)");
+  return null;
+}
+
+/**
+ * An idempotent retry answers as its original request: the original's request id
+ * in the headers and in any error message, so the cost lookup shows the one charge.
+ */
+function answerAs(reply: FastifyReply, requestId: string) {
+  reply.header("x-gateway-request-id", requestId).header("x-request-id", requestId).header("idempotent-replayed", "true");
+}
+
+export async function runImageJob(request: FastifyRequest, reply: FastifyReply, deps: ImageJobDeps, key: VerifiedKey, idempotencyKey: string, fields: JobFields) {
+  const answer = await jobOutcomeOrUnknown(request, reply, `GET /v1/images/generations/${request.id}`, () => deps.generation.createImage({
+    requestId: request.id,
+    accountId: key.accountId,
+    keyId: key.keyId,
+    keyLimitMicros: key.limitMicros,
+    allowedModels: key.models,
+    ...fields,
+    idempotencyKey,
+    limits: {
+      accountMaxConcurrentJobs: key.accountLimits?.maxConcurrentJobs,
+      accountRequestsPerMinute: key.accountLimits?.requestsPerMinute,
+      keyRequestsPerMinute: key.requestsPerMinute,
+    },
+  }));
+  if (!answer) return reply;
+  const replayedFrom = answer.replayed && answer.requestId ? answer.requestId : null;
+  if (replayedFrom) answerAs(reply, replayedFrom);
+  if (answer.result.case !== "images") {
+    return answer.result.value
+      ? sendRefusal(request, reply, answer.result.value, replayedFrom ?? request.id)
+      : sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");
+  }
+  const base = deps.publicUrl ?? `${request.protocol}://${request.host}`;
+  const { createdUnix, data } = answer.result.value;
+  return reply.type("application/json; charset=utf-8").send(imagesAnswerBody(createdUnix, data, base));
+}
