@@ -40,9 +40,9 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   });
   // So that sendClientError knows a refused HEAD even when the parser failed past its request line.
   rememberRequestStarts(app.server);
-  const auth = internalClient(AuthService, config.authUrl, config.internalSecret);
-  const billing = internalClient(BillingService, config.billingUrl, config.internalSecret);
-  const generation = internalClient(GenerationService, config.generationUrl, config.internalSecret);
+  const auth = internalClient(AuthService, config.authUrls, config.internalSecret);
+  const billing = internalClient(BillingService, config.billingUrls, config.internalSecret);
+  const generation = internalClient(GenerationService, config.generationUrls, config.internalSecret);
 
   // Every response, success or error, carries the request id (spec 2.5); x-request-id is what SDKs read.
   app.addHook("onRequest", async (request, reply) => {
