@@ -1,3 +1,4 @@
+import { compile as compileTrust } from "@fastify/proxy-addr";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
 import { AuthService, BillingService, ErrorCode, GenerationService } from "@orvado/proto";
 import { newRequestId, type Logger } from "@orvado/core";
@@ -25,6 +26,17 @@ function codeForFrameworkError(error: FastifyError): ErrorCode | null {
   return null;
 }
 
+/**
+ * request.ip is the address X-Forwarded-For names only when the connection
+ * itself comes from one of our balancers (config.ts), and only the one address
+ * that balancer appended: a client's own X-Forwarded-For entries are never believed.
+ */
+function balancerHop(trustedProxies: string[]): false | ((address: string, hop: number) => boolean) {
+  if (trustedProxies.length === 0) return false;
+  const isBalancer = compileTrust(trustedProxies);
+  return (address, hop) => hop === 0 && isBalancer(address, hop);
+}
+
 export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -34,6 +46,7 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
     bodyLimit: config.bodyLimitBytes,
     ...serverTimeBounds(config),
     return503OnClosing: true,
+    trustProxy: balancerHop(config.trustedProxies),
     // What Fastify and Node refuse before any route or hook, in the spec's error shape too.
     frameworkErrors: sendRoutingError,
     clientErrorHandler: sendClientError,

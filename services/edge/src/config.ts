@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseEnv, portSchema, serviceUrlsSchema } from "@orvado/core";
+import { commaListSchema, parseEnv, portSchema, serviceUrlsSchema } from "@orvado/core";
 
 export interface EdgeConfig {
   host: string;
@@ -18,6 +18,12 @@ export interface EdgeConfig {
   requestTimeoutMs: number;
   /** How long a keep-alive connection may sit idle between requests before it is closed. */
   keepAliveTimeoutMs: number;
+  /**
+   * Addresses (or CIDRs, or "loopback") of the load balancers in front of this
+   * edge: only their X-Forwarded-For is believed, so limits per client address
+   * (sign-in, the cost lookup) count the client, not the balancer. Empty: none.
+   */
+  trustedProxies: string[];
 }
 
 const schema = z.object({
@@ -35,6 +41,7 @@ const schema = z.object({
   // link; one held open longer is holding a socket. Responses are not bounded (a job may take 10 min).
   EDGE_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   EDGE_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  EDGE_TRUSTED_PROXIES: commaListSchema,
 });
 
 export function loadEdgeConfig(env: NodeJS.ProcessEnv = process.env): EdgeConfig {
@@ -51,5 +58,6 @@ export function loadEdgeConfig(env: NodeJS.ProcessEnv = process.env): EdgeConfig
     keyCacheMs: parsed.EDGE_KEY_CACHE_MS,
     requestTimeoutMs: parsed.EDGE_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: parsed.EDGE_KEEP_ALIVE_TIMEOUT_MS,
+    trustedProxies: parsed.EDGE_TRUSTED_PROXIES,
   };
 }
