@@ -69,14 +69,16 @@ async function cli(...argv: string[]) {
   return JSON.parse(stdout);
 }
 
-async function newKey(email: string): Promise<string> {
+async function newAccount(email: string): Promise<{ accountId: string; key: string }> {
   const { account_id: accountId } = await cli("accounts", "create", "--email", email, "--password", "cluster user password");
   await cli("accounts", "topup", "--account", accountId, "--usd", "5");
-  return (await cli("keys", "create", "--account", accountId)).key;
+  return { accountId, key: (await cli("keys", "create", "--account", accountId)).key };
 }
 
-async function costOf(requestId: string): Promise<{ status: string; cost_usd?: string }> {
-  let cost: { status: string; cost_usd?: string } = { status: "pending" };
+const newKey = async (email: string) => (await newAccount(email)).key;
+
+async function costOf(requestId: string): Promise<{ status: string; amount_micros?: number }> {
+  let cost: { status: string; amount_micros?: number } = { status: "pending" };
   for (let attempt = 0; attempt < 300 && cost.status === "pending"; attempt += 1) {
     cost = (await (await fetch(`${cluster.url}/api/cost/request/${requestId}`)).json()) as typeof cost;
     if (cost.status === "pending") await new Promise((resolve) => setTimeout(resolve, 100));
@@ -133,6 +135,38 @@ describe.skipIf(needsBalancer)("start:cluster: two processes of every service be
     for (const requestId of requestIds) expect(await costOf(requestId)).toMatchObject({ status: "charged" });
     const jobs = await db.query<{ n: string }>("SELECT count(*) AS n FROM generation.jobs WHERE status = 'succeeded'");
     expect(Number(jobs.rows[0]!.n)).toBe(4);
+  });
+
+  it("keeps serving with one generation and one billing process killed (-9): every job answered and charged once", async () => {
+    const { accountId, key } = await newAccount("cluster-kill@example.test");
+    const sdk = new OpenAI({ apiKey: key, baseURL: `${cluster.url}/v1`, maxRetries: 0 });
+    // Both processes in use first, so the edges hold connections to the ones about to die.
+    await sdk.images.generate({ model: "beta", prompt: "before", size: "1024x1024" });
+    await sdk.images.generate({ model: "beta", prompt: "before", size: "1024x1024" });
+    await cluster.processes.kill("generation#2");
+    await cluster.processes.kill("billing#2");
+    const requestIds: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const { data, response } = await sdk.images.generate({ model: "beta", prompt: `with replicas down, take ${i}`, size: "1024x1024" }).withResponse();
+      expect(data.data).toHaveLength(1);
+      expect((await fetch(data.data![0]!.url!)).status).toBe(200);
+      requestIds.push(response.headers.get("x-request-id")!);
+    }
+    // No job ran twice: one job per request, and the balance fell by exactly the charges.
+    const jobs = await db.query<{ n: string }>("SELECT count(*) AS n FROM generation.jobs WHERE account_id = $1", [accountId]);
+    expect(Number(jobs.rows[0]!.n)).toBe(8);
+    let charged = 0;
+    for (const requestId of requestIds) {
+      const cost = await costOf(requestId);
+      expect(cost.status).toBe("charged");
+      charged += cost.amount_micros!;
+    }
+    const balance = await cli("accounts", "show", "--account", accountId);
+    const chargedBefore = 5_000_000 - charged - Number(balance.balance_micros);
+    // The two jobs before the kill cost what the six after cost per job.
+    expect(chargedBefore).toBe((charged / 6) * 2);
+    await cluster.processes.startReplica("generation", 2);
+    await cluster.processes.startReplica("billing", 2);
   });
 
   it("stops cleanly: a job in flight finishes and is answered, then every process exits", async () => {
