@@ -21,3 +21,24 @@ export const commaListSchema = z
   .string()
   .default("")
   .transform((text) => text.split(",").map((item) => item.trim()).filter(Boolean));
+
+const httpUrl = z.url({ protocol: /^https?$/ });
+
+/**
+ * A service's address: one URL, or its replicas' URLs separated by commas
+ * ("http://10.0.0.5:7103,http://10.0.0.6:7103"); Orvado's RPC clients spread
+ * calls across them (libs/rpc/src/replicas.ts).
+ */
+export function serviceUrlsSchema(defaultUrl: string) {
+  return z
+    .string()
+    .default(defaultUrl)
+    .transform((text, context) => {
+      const urls = text.split(",").map((url) => url.trim()).filter(Boolean);
+      if (urls.length === 0) context.addIssue({ code: "custom", message: "needs at least one http(s) URL" });
+      urls.forEach((url, index) => {
+        if (!httpUrl.safeParse(url).success) context.addIssue({ code: "custom", message: `entry ${index + 1} is not an http(s) URL` });
+      });
+      return urls;
+    });
+}

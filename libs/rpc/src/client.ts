@@ -2,13 +2,22 @@ import { createClient, type Client } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 import { colocatedTransport } from "./in-process.ts";
+import { AttemptAwareSessionManager, replicaTransport } from "./replicas.ts";
 import { sendSecret } from "./secret.ts";
 
 export type { Client };
 
+/** "http://a:1, http://b:1" or a list of URLs -> the replicas' URLs. */
+export function replicaUrls(urls: string | readonly string[]): string[] {
+  const list = typeof urls === "string" ? urls.split(",") : urls;
+  return list.map((url) => url.trim()).filter(Boolean);
+}
+
 /**
  * A Connect client calling another Orvado service with the shared secret;
- * in-process when that service runs in this process (in-process.ts).
+ * in-process when that service runs in this process (in-process.ts). Given
+ * several URLs (replicas of the service), it spreads calls across them and
+ * moves a call that started nothing off a replica that refuses it (replicas.ts).
  *
  * Over the network it speaks the Connect protocol (binary protobuf over HTTP/2)
  * to the same servers, which also serve gRPC to everyone else (grpc.test.ts
@@ -20,10 +29,20 @@ export type { Client };
  * open fell from 892 to 584 MB and the peak RSS of the four services from
  * 1,977-2,066 to 1,566 MiB (docs/performance.md).
  */
-export function internalClient<T extends DescService>(service: T, baseUrl: string, secret: string): Client<T> {
+export function internalClient<T extends DescService>(service: T, urls: string | readonly string[], secret: string): Client<T> {
   const interceptors = [sendSecret(secret)];
-  // No compression between services: the big messages are images (PNG does not
-  // compress), and gzip/gunzip of every one cost a few % of CPU on the hot path.
-  const network = createConnectTransport({ baseUrl, httpVersion: "2", useBinaryFormat: true, interceptors, acceptCompression: [] });
-  return createClient(service, colocatedTransport(baseUrl, network, interceptors));
+  const transports = replicaUrls(urls).map((baseUrl) => {
+    // No compression between services: the big messages are images (PNG does not
+    // compress), and gzip/gunzip of every one cost a few % of CPU on the hot path.
+    const network = createConnectTransport({
+      baseUrl,
+      httpVersion: "2",
+      useBinaryFormat: true,
+      interceptors,
+      acceptCompression: [],
+      sessionManager: new AttemptAwareSessionManager(baseUrl),
+    });
+    return colocatedTransport(baseUrl, network, interceptors);
+  });
+  return createClient(service, replicaTransport(transports));
 }

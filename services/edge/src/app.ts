@@ -1,4 +1,5 @@
 import multipart from "@fastify/multipart";
+import { compile as compileTrust } from "@fastify/proxy-addr";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
 import { AuthService, BillingService, ErrorCode, GenerationService } from "@orvado/proto";
 import { newRequestId, type Logger } from "@orvado/core";
@@ -27,6 +28,17 @@ function codeForFrameworkError(error: FastifyError): ErrorCode | null {
   return null;
 }
 
+/**
+ * request.ip is the address X-Forwarded-For names only when the connection
+ * itself comes from one of our balancers (config.ts), and only the one address
+ * that balancer appended: a client's own X-Forwarded-For entries are never believed.
+ */
+function balancerHop(trustedProxies: string[]): false | ((address: string, hop: number) => boolean) {
+  if (trustedProxies.length === 0) return false;
+  const isBalancer = compileTrust(trustedProxies);
+  return (address, hop) => hop === 0 && isBalancer(address, hop);
+}
+
 export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -36,15 +48,16 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
     bodyLimit: config.bodyLimitBytes,
     ...serverTimeBounds(config),
     return503OnClosing: true,
+    trustProxy: balancerHop(config.trustedProxies),
     // What Fastify and Node refuse before any route or hook, in the spec's error shape too.
     frameworkErrors: sendRoutingError,
     clientErrorHandler: sendClientError,
   });
   // So that sendClientError knows a refused HEAD even when the parser failed past its request line.
   rememberRequestStarts(app.server);
-  const auth = internalClient(AuthService, config.authUrl, config.internalSecret);
-  const billing = internalClient(BillingService, config.billingUrl, config.internalSecret);
-  const generation = internalClient(GenerationService, config.generationUrl, config.internalSecret);
+  const auth = internalClient(AuthService, config.authUrls, config.internalSecret);
+  const billing = internalClient(BillingService, config.billingUrls, config.internalSecret);
+  const generation = internalClient(GenerationService, config.generationUrls, config.internalSecret);
 
   // Every response, success or error, carries the request id (spec 2.5); x-request-id is what SDKs read.
   app.addHook("onRequest", async (request, reply) => {

@@ -1,13 +1,14 @@
 import { z } from "zod";
-import { EDIT_IMAGE_COUNT_CEILING, EDIT_UPLOAD_BYTES_CEILING, parseEnv, portSchema } from "@orvado/core";
+import { EDIT_IMAGE_COUNT_CEILING, EDIT_UPLOAD_BYTES_CEILING, commaListSchema, parseEnv, portSchema, serviceUrlsSchema } from "@orvado/core";
 
 export interface EdgeConfig {
   host: string;
   port: number;
   internalSecret: string;
-  authUrl: string;
-  billingUrl: string;
-  generationUrl: string;
+  /** Each service's replicas (one URL or several). */
+  authUrls: string[];
+  billingUrls: string[];
+  generationUrls: string[];
   /** Base of image links; unset means the address the client used. */
   publicUrl: string | undefined;
   bodyLimitBytes: number;
@@ -17,6 +18,12 @@ export interface EdgeConfig {
   requestTimeoutMs: number;
   /** How long a keep-alive connection may sit idle between requests before it is closed. */
   keepAliveTimeoutMs: number;
+  /**
+   * Addresses (or CIDRs, or "loopback") of the load balancers in front of this
+   * edge: only their X-Forwarded-For is believed, so limits per client address
+   * (sign-in, the cost lookup) count the client, not the balancer. Empty: none.
+   */
+  trustedProxies: string[];
   /** Bounds of an image edit's multipart upload (POST /v1/images/edits). */
   edits: EditUploadLimits;
 }
@@ -34,9 +41,9 @@ const schema = z.object({
   EDGE_HOST: z.string().default("127.0.0.1"),
   PORT: portSchema.default(8080),
   ORVADO_INTERNAL_SECRET: z.string().min(16, "must be at least 16 characters"),
-  ORVADO_AUTH_URL: z.string().url().default("http://127.0.0.1:7101"),
-  ORVADO_BILLING_URL: z.string().url().default("http://127.0.0.1:7102"),
-  ORVADO_GENERATION_URL: z.string().url().default("http://127.0.0.1:7103"),
+  ORVADO_AUTH_URL: serviceUrlsSchema("http://127.0.0.1:7101"),
+  ORVADO_BILLING_URL: serviceUrlsSchema("http://127.0.0.1:7102"),
+  ORVADO_GENERATION_URL: serviceUrlsSchema("http://127.0.0.1:7103"),
   ORVADO_PUBLIC_URL: z.string().url().optional(),
   EDGE_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(256 * 1024),
   // At most 1 s: a revoked key must stop working within 2 seconds on every edge (docs/console.md).
@@ -49,6 +56,7 @@ const schema = z.object({
   EDGE_EDIT_MAX_IMAGES: z.coerce.number().int().min(1).max(EDIT_IMAGE_COUNT_CEILING).default(EDIT_IMAGE_COUNT_CEILING),
   EDGE_EDIT_MAX_FILE_BYTES: z.coerce.number().int().min(1024).max(EDIT_UPLOAD_BYTES_CEILING).default(16 * 1024 * 1024),
   EDGE_EDIT_MAX_TOTAL_BYTES: z.coerce.number().int().min(1024).max(EDIT_UPLOAD_BYTES_CEILING).default(48 * 1024 * 1024),
+  EDGE_TRUSTED_PROXIES: commaListSchema,
 });
 
 export function loadEdgeConfig(env: NodeJS.ProcessEnv = process.env): EdgeConfig {
@@ -57,9 +65,9 @@ export function loadEdgeConfig(env: NodeJS.ProcessEnv = process.env): EdgeConfig
     host: parsed.EDGE_HOST,
     port: parsed.PORT,
     internalSecret: parsed.ORVADO_INTERNAL_SECRET,
-    authUrl: parsed.ORVADO_AUTH_URL,
-    billingUrl: parsed.ORVADO_BILLING_URL,
-    generationUrl: parsed.ORVADO_GENERATION_URL,
+    authUrls: parsed.ORVADO_AUTH_URL,
+    billingUrls: parsed.ORVADO_BILLING_URL,
+    generationUrls: parsed.ORVADO_GENERATION_URL,
     publicUrl: parsed.ORVADO_PUBLIC_URL?.replace(/\/+$/, ""),
     bodyLimitBytes: parsed.EDGE_BODY_LIMIT_BYTES,
     keyCacheMs: parsed.EDGE_KEY_CACHE_MS,
@@ -70,5 +78,6 @@ export function loadEdgeConfig(env: NodeJS.ProcessEnv = process.env): EdgeConfig
       maxFileBytes: parsed.EDGE_EDIT_MAX_FILE_BYTES,
       maxTotalBytes: parsed.EDGE_EDIT_MAX_TOTAL_BYTES,
     },
+    trustedProxies: parsed.EDGE_TRUSTED_PROXIES,
   };
 }

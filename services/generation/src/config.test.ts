@@ -29,3 +29,19 @@ describe("generation config: settings that must agree", () => {
     expect(() => loadGenerationConfig({ ...ENV, GENERATION_CHANNEL_LEASE_TTL_MS: "4000", GENERATION_CHANNEL_LEASE_RENEW_MS: "2001" })).toThrow(/GENERATION_CHANNEL_LEASE_RENEW_MS: must be at most half/);
   });
 });
+
+describe("generation config: billing's replicas", () => {
+  it("takes one URL or a comma-separated list of replicas", () => {
+    expect(loadGenerationConfig(ENV).billingUrls).toEqual(["http://127.0.0.1:7102"]);
+    expect(loadGenerationConfig({ ...ENV, ORVADO_BILLING_URL: "http://billing-0:7102, http://billing-1:7102," }).billingUrls).toEqual([
+      "http://billing-0:7102",
+      "http://billing-1:7102",
+    ]);
+  });
+
+  it("refuses an entry that is not an http(s) URL, and an empty list, naming the variable", () => {
+    expect(() => loadGenerationConfig({ ...ENV, ORVADO_BILLING_URL: "http://billing-0:7102,billing-1" })).toThrow(/ORVADO_BILLING_URL: entry 2 is not an http\(s\) URL/);
+    expect(() => loadGenerationConfig({ ...ENV, ORVADO_BILLING_URL: "ftp://billing:7102" })).toThrow(/ORVADO_BILLING_URL: entry 1/);
+    expect(() => loadGenerationConfig({ ...ENV, ORVADO_BILLING_URL: " , " })).toThrow(/ORVADO_BILLING_URL: needs at least one/);
+  });
+});

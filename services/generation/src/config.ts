@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { IMAGE_COUNT_CEILING, TIMING_DEFAULTS, checkSettingsAgree, flagSchema, parseEnv, portSchema, timingsFrom } from "@orvado/core";
+import { IMAGE_COUNT_CEILING, TIMING_DEFAULTS, checkSettingsAgree, flagSchema, parseEnv, portSchema, serviceUrlsSchema, timingsFrom } from "@orvado/core";
 import { kafkaEnvShape, kafkaSettingsFromEnv, type KafkaSettings } from "@orvado/events";
 import { checkStorageEnv, storageConfigFrom, storageEnvShape, type StorageConfig } from "./storage/config.ts";
 
@@ -9,7 +9,8 @@ export interface GenerationConfig {
   internalSecret: string;
   databaseUrl: string;
   modelsFile: string;
-  billingUrl: string;
+  /** Billing's replicas (one URL or several). */
+  billingUrls: string[];
   urlSigningSecret: string;
   imageDir: string;
   /** Local disk or an S3-compatible bucket (storage/config.ts). */
@@ -52,7 +53,7 @@ const schema = z.object({
   ORVADO_INTERNAL_SECRET: z.string().min(16, "must be at least 16 characters"),
   DATABASE_URL: z.string().default("./data/pglite"),
   ORVADO_MODELS_FILE: z.string().default("./config/models.json"),
-  ORVADO_BILLING_URL: z.string().url().default("http://127.0.0.1:7102"),
+  ORVADO_BILLING_URL: serviceUrlsSchema("http://127.0.0.1:7102"),
   ORVADO_URL_SIGNING_SECRET: z.string().min(16, "must be at least 16 characters"),
   ...storageEnvShape,
   GENERATION_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(86_400),
@@ -96,7 +97,7 @@ export function loadGenerationConfig(env: NodeJS.ProcessEnv = process.env): Gene
     internalSecret: parsed.ORVADO_INTERNAL_SECRET,
     databaseUrl: parsed.DATABASE_URL,
     modelsFile: parsed.ORVADO_MODELS_FILE,
-    billingUrl: parsed.ORVADO_BILLING_URL,
+    billingUrls: parsed.ORVADO_BILLING_URL,
     urlSigningSecret: parsed.ORVADO_URL_SIGNING_SECRET,
     imageDir: parsed.GENERATION_IMAGE_DIR,
     storage: storageConfigFrom(parsed),

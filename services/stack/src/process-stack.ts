@@ -51,7 +51,30 @@ export interface ProcessStackOptions {
   env?: NodeJS.ProcessEnv;
   /** Called with each line a service prints on stderr, and on stdout lines at warn level or above. */
   onLog?: (service: ServiceName, line: string) => void;
+  /**
+   * Processes each service starts with (default 1); every caller is given the
+   * URLs of all of a service's replicas (a comma-separated ORVADO_*_URL).
+   */
+  replicas?: Partial<Record<ServiceName, number>>;
+  /** The environment under `env`; by default the tests' (fixed secrets, a test admin). */
+  baseEnv?: NodeJS.ProcessEnv;
+  /** Each process in a process group of its own, so a terminal's Ctrl-C reaches only the caller, which stops them in order. */
+  detached?: boolean;
+  /** How long stop() lets a process finish its work before SIGKILL (default 20 s). */
+  stopGraceMs?: number;
 }
+
+/** Settings of the processes the tests and benchmarks start: fixed secrets and a known admin. */
+const TEST_BASE_ENV: NodeJS.ProcessEnv = {
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  ORVADO_INTERNAL_SECRET: "fault-test-internal-secret-0123456789",
+  ORVADO_URL_SIGNING_SECRET: "fault-test-url-signing-secret-0123456789",
+  ORVADO_PRICES_FILE: `${ROOT}/config/prices.json`,
+  ORVADO_MODELS_FILE: `${ROOT}/config/models.json`,
+  ORVADO_ADMIN_EMAIL: "admin@example.test",
+  ORVADO_ADMIN_PASSWORD: "admin-password-1",
+};
 
 /** The variable each service takes its listening port from. */
 const PORT_VARIABLE: Record<ServiceName, string> = { auth: "AUTH_PORT", billing: "BILLING_PORT", generation: "GENERATION_PORT", edge: "PORT" };
@@ -63,51 +86,61 @@ const PORT_VARIABLE: Record<ServiceName, string> = { auth: "AUTH_PORT", billing:
 export type ProcessName = ServiceName | `${ServiceName}#${number}`;
 
 export class ProcessStack {
+  /** The port of each service's first process. */
   readonly ports: Record<ServiceName, number>;
+  /** The ports of each service's replicas started with the stack (options.replicas), first process first. */
+  readonly replicaPorts: Record<ServiceName, number[]>;
   readonly #running = new Map<ProcessName, Running>();
   readonly #replicaPorts = new Map<ProcessName, number>();
   readonly #env: NodeJS.ProcessEnv;
 
   private constructor(
-    ports: Record<ServiceName, number>,
+    replicaPorts: Record<ServiceName, number[]>,
     private readonly options: ProcessStackOptions,
   ) {
-    this.ports = ports;
-    const secret = "fault-test-internal-secret-0123456789";
+    this.replicaPorts = replicaPorts;
+    this.ports = { auth: replicaPorts.auth[0]!, billing: replicaPorts.billing[0]!, generation: replicaPorts.generation[0]!, edge: replicaPorts.edge[0]! };
+    const urls = (name: ServiceName) => replicaPorts[name].map((port) => `http://127.0.0.1:${port}`).join(",");
     this.#env = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
+      ...(options.baseEnv ?? TEST_BASE_ENV),
       NODE_ENV: "production",
       DATABASE_URL: options.databaseUrl,
-      ORVADO_INTERNAL_SECRET: secret,
-      ORVADO_URL_SIGNING_SECRET: "fault-test-url-signing-secret-0123456789",
-      AUTH_PORT: String(ports.auth),
-      BILLING_PORT: String(ports.billing),
-      GENERATION_PORT: String(ports.generation),
-      PORT: String(ports.edge),
-      ORVADO_AUTH_URL: `http://127.0.0.1:${ports.auth}`,
-      ORVADO_BILLING_URL: `http://127.0.0.1:${ports.billing}`,
-      ORVADO_GENERATION_URL: `http://127.0.0.1:${ports.generation}`,
-      ORVADO_PRICES_FILE: `${ROOT}/config/prices.json`,
-      ORVADO_MODELS_FILE: `${ROOT}/config/models.json`,
+      AUTH_PORT: String(this.ports.auth),
+      BILLING_PORT: String(this.ports.billing),
+      GENERATION_PORT: String(this.ports.generation),
+      PORT: String(this.ports.edge),
+      ORVADO_AUTH_URL: urls("auth"),
+      ORVADO_BILLING_URL: urls("billing"),
+      ORVADO_GENERATION_URL: urls("generation"),
+      // One directory for every generation replica: an image written by one is read through any.
       GENERATION_IMAGE_DIR: `${options.dataDir}/images`,
-      ORVADO_ADMIN_EMAIL: "admin@example.test",
-      ORVADO_ADMIN_PASSWORD: "admin-password-1",
       ...options.env,
     };
   }
 
   static async start(options: ProcessStackOptions): Promise<ProcessStack> {
-    const ports = { auth: await freePort(), billing: await freePort(), generation: await freePort(), edge: await freePort() };
+    const replicaPorts = {} as Record<ServiceName, number[]>;
+    for (const name of SERVICE_NAMES) {
+      replicaPorts[name] = [];
+      for (let n = 0; n < (options.replicas?.[name] ?? 1); n++) replicaPorts[name].push(await freePort());
+    }
     // The services run as production runs them: their bundles (`npm run build`), built from the current sources.
     await buildServicesOnce();
-    const stack = new ProcessStack(ports, options);
+    const stack = new ProcessStack(replicaPorts, options);
     // If the test or bench dies, its service processes must not live on holding ports and connections.
     process.once("exit", () => {
       for (const running of stack.#running.values()) running.child.kill("SIGKILL");
     });
-    // In dependency order: migrations of one schema never race, and callers find their peers up.
-    for (const name of SERVICE_NAMES) await stack.startService(name);
+    try {
+      // In dependency order: migrations of one schema never race, and callers find their peers up.
+      for (const name of SERVICE_NAMES) {
+        await stack.startService(name);
+        for (let n = 2; n <= replicaPorts[name].length; n++) await stack.startReplica(name, n);
+      }
+    } catch (error) {
+      await stack.stop();
+      throw error;
+    }
     return stack;
   }
 
@@ -137,12 +170,13 @@ export class ProcessStack {
    * Starts a further process of a service (replica n ≥ 2) on a port of its own,
    * with the same environment and `env` over it: for example a second billing
    * process in the ledger's consumer group, or a second edge whose
-   * ORVADO_GENERATION_URL is a second generation replica. Other services keep
-   * calling the first process.
+   * ORVADO_GENERATION_URL is a second generation replica. A replica started with
+   * the stack (options.replicas) comes back on its port, which callers list; any
+   * other gets a new port, and other services keep calling the processes they were given.
    */
   async startReplica(name: ServiceName, n: number, env: NodeJS.ProcessEnv = {}): Promise<ProcessName> {
     const processName: ProcessName = `${name}#${n}`;
-    const port = await freePort();
+    const port = this.replicaPorts[name][n - 1] ?? (await freePort());
     await this.#spawn(processName, name, { ...this.#env, ...env, [PORT_VARIABLE[name]]: String(port) });
     this.#replicaPorts.set(processName, port);
     return processName;
@@ -161,6 +195,7 @@ export class ProcessStack {
       cwd: ROOT,
       env,
       stdio: ["ignore", "pipe", "pipe"],
+      detached: this.options.detached ?? false,
     });
     const exited = once(child, "exit").then(() => {
       if (this.#running.get(processName)?.child === child) this.#running.delete(processName);
@@ -182,17 +217,25 @@ export class ProcessStack {
     await this.startService(name);
   }
 
-  /** SIGTERM everything (graceful), edge first so no new work arrives; replicas before their first process. */
-  async stop(): Promise<void> {
-    const order = (name: ProcessName) => SERVICE_NAMES.indexOf(name.split("#")[0] as ServiceName) * 2 + (name.includes("#") ? 1 : 0);
-    for (const name of [...this.#running.keys()].sort((a, b) => order(b) - order(a))) {
-      const running = this.#running.get(name);
-      if (!running) continue;
-      running.child.kill("SIGTERM");
-      const timer = setTimeout(() => running.child.kill("SIGKILL"), 20_000);
-      await running.exited;
-      clearTimeout(timer);
+  /**
+   * SIGTERM (graceful) every process of the given services, or of all: the
+   * edge first so no new work arrives, then generation (its jobs finish), billing
+   * and auth. A service's processes stop together; one still running after
+   * stopGraceMs is killed.
+   */
+  async stop(services: readonly ServiceName[] = SERVICE_NAMES): Promise<void> {
+    for (const service of [...SERVICE_NAMES].reverse()) {
+      if (!services.includes(service)) continue;
+      const processes = [...this.#running].filter(([name]) => name.split("#")[0] === service).map(([, running]) => running);
+      await Promise.all(processes.map((running) => this.#stopProcess(running)));
     }
+  }
+
+  async #stopProcess(running: Running): Promise<void> {
+    running.child.kill("SIGTERM");
+    const timer = setTimeout(() => running.child.kill("SIGKILL"), this.options.stopGraceMs ?? 20_000);
+    await running.exited;
+    clearTimeout(timer);
   }
 
   /** Resident memory of every service process, in bytes (Linux /proc). */

@@ -104,6 +104,37 @@ describe("service errors", () => {
       `orvado: looking up account ${KNOWN_ACCOUNT}: the auth service at ${url} is not reachable (is \`npm start\` running?)\n`,
     );
   });
+
+  it("a list of replicas with one stopped still answers, from the one running (HTTP/2 over loopback)", async () => {
+    const gone = await startFakeServices();
+    const goneUrl = gone.server.url;
+    await gone.close();
+    // The calls the command makes with the one running replica alone, to compare against.
+    const start = fake.total();
+    const alone = await run(["accounts", "show", "--account", KNOWN_ACCOUNT], { ...env(), ORVADO_AUTH_URL: fake.server.url });
+    const callsAlone = fake.total() - start;
+    const before = fake.total();
+    const result = await run(["accounts", "show", "--account", KNOWN_ACCOUNT], { ...env(), ORVADO_AUTH_URL: `${goneUrl},${fake.server.url}` });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(alone.stdout);
+    // Each call handled once: none lost on the stopped replica, none sent twice.
+    expect(fake.total() - before).toBe(callsAlone);
+  });
+
+  it("a list of replicas none of which runs exits 1 naming them all", async () => {
+    const urls = [];
+    for (let i = 0; i < 2; i++) {
+      const gone = await startFakeServices();
+      urls.push(gone.server.url);
+      await gone.close();
+    }
+    const result = await run(["accounts", "show", "--account", KNOWN_ACCOUNT], { ...env(), ORVADO_AUTH_URL: urls.join(",") });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `orvado: looking up account ${KNOWN_ACCOUNT}: the auth service at ${urls.join(", ")} is not reachable (is \`npm start\` running?)\n`,
+    );
+  });
 });
 
 describe("the internal secret", () => {

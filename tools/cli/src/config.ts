@@ -1,13 +1,14 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
-import { parseEnv } from "@orvado/core";
+import { parseEnv, serviceUrlsSchema } from "@orvado/core";
 
 // The only module that reads the environment (and the secrets file it points to).
 
 export interface CliConfig {
-  authUrl: string;
-  billingUrl: string;
+  /** Each service's replicas (one URL or several). */
+  authUrls: string[];
+  billingUrls: string[];
   secret: string;
 }
 
@@ -15,8 +16,8 @@ export interface CliConfig {
 export class ConfigError extends Error {}
 
 const schema = z.object({
-  ORVADO_AUTH_URL: z.url().default("http://127.0.0.1:7101"),
-  ORVADO_BILLING_URL: z.url().default("http://127.0.0.1:7102"),
+  ORVADO_AUTH_URL: serviceUrlsSchema("http://127.0.0.1:7101"),
+  ORVADO_BILLING_URL: serviceUrlsSchema("http://127.0.0.1:7102"),
   ORVADO_INTERNAL_SECRET: z.string().optional(),
   ORVADO_DATA_DIR: z.string().min(1).default("./data"),
 });
@@ -33,7 +34,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): CliConfig {
   }
   const fromEnv = parsed.ORVADO_INTERNAL_SECRET;
   const secret = fromEnv !== undefined && fromEnv !== "" ? fromEnv : readSecretsFile(parsed.ORVADO_DATA_DIR);
-  return { authUrl: parsed.ORVADO_AUTH_URL, billingUrl: parsed.ORVADO_BILLING_URL, secret };
+  return { authUrls: parsed.ORVADO_AUTH_URL, billingUrls: parsed.ORVADO_BILLING_URL, secret };
 }
 
 /** Reads the secret `npm start` wrote for the embedded default, so a local operator needs no setup. */

@@ -37,8 +37,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return EXIT_USAGE;
   }
   const clients = {
-    auth: internalClient(AuthService, config.authUrl, config.secret),
-    billing: internalClient(BillingService, config.billingUrl, config.secret),
+    auth: internalClient(AuthService, config.authUrls, config.secret),
+    billing: internalClient(BillingService, config.billingUrls, config.secret),
   };
   try {
     const operator = `cli:${io.env.USER ?? safeUserName()}`;
@@ -82,5 +82,5 @@ function describeFailure(failure: RpcFailure, config: CliConfig): string {
 }
 
 function urlOf(service: ServiceName, config: CliConfig): string {
-  return service === "auth" ? config.authUrl : config.billingUrl;
+  return (service === "auth" ? config.authUrls : config.billingUrls).join(", ");
 }

@@ -1,8 +1,9 @@
 // Help text lives apart from the parser so args.ts stays about rules, not prose.
 
 const ENVIRONMENT = `Environment:
-  ORVADO_AUTH_URL         auth service (default http://127.0.0.1:7101)
-  ORVADO_BILLING_URL      billing service (default http://127.0.0.1:7102)
+  ORVADO_AUTH_URL         auth service (default http://127.0.0.1:7101); replicas
+                          as a comma-separated list of URLs
+  ORVADO_BILLING_URL      billing service (default http://127.0.0.1:7102); likewise
   ORVADO_INTERNAL_SECRET  the services' shared secret; when unset it is read from
                           <ORVADO_DATA_DIR or ./data>/secrets.json, written by \`npm start\``;
 
