@@ -13,6 +13,9 @@ export interface UpstreamRequest {
   n: number;
   /** Spec 2.1: only alpha models take a quality; undefined for beta. */
   quality: string | undefined;
+  /** OpenAI's background and moderation; set only for models whose every provider takes them (validate.ts). */
+  background?: string | undefined;
+  moderation?: string | undefined;
 }
 
 /** Everything one provider needs to make the AI SDK call for a channel. */
