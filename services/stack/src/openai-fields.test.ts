@@ -1,18 +1,25 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import sharp from "sharp";
 import { startSimulator, type Simulator } from "@orvado/simulators";
 import { startTestStack, TEST_ADMIN, type TestStack } from "./harness.ts";
 import { signedIn, type ConsoleBrowser } from "./console-browser.ts";
+import { openApiViolations, validatingFetch } from "./openapi-validation.ts";
 
 // Issue I items 2 and 3 over real HTTP with the official openai SDK: the OpenAI fields
 // real clients send (user, output_format, output_compression, background, moderation)
 // and models.retrieve. The stack's services talk gRPC; PostgreSQL when TEST_DATABASE_URL
 // is set; one model's channel is the OpenAI protocol simulator on 127.0.0.1, so what is
 // passed on to a provider is read from the request the simulator received.
+
+// Every response this suite receives is checked against the OpenAPI document (openapi-validation.ts).
+const fetch = validatingFetch();
+afterEach(() => {
+  expect(openApiViolations.splice(0)).toEqual([]);
+});
 
 let stack: TestStack;
 let admin: ConsoleBrowser;
@@ -50,7 +57,7 @@ async function newUser() {
   return { browser, key: key.body.secret as string };
 }
 
-const sdk = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${stack.edgeUrl}/v1`, maxRetries: 0 });
+const sdk = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${stack.edgeUrl}/v1`, maxRetries: 0, fetch });
 
 const post = (key: string, body: Record<string, unknown>) =>
   fetch(`${stack.edgeUrl}/v1/images/generations`, {
