@@ -147,6 +147,15 @@ describe("output_format and output_compression", () => {
     expect(openai.stats.lastBody).not.toHaveProperty("output_format");
   });
 
+  it("the console playground takes output_format too", async () => {
+    const { browser } = await newUser();
+    const answer = await browser.call("POST", "/playground", { body: { model: "beta", prompt: "from the console", output_format: "webp" } });
+    expect(answer.status).toBe(200);
+    const file = await fetch(answer.body.data[0].url);
+    expect(file.headers.get("content-type")).toBe("image/webp");
+    expect((await sharp(Buffer.from(await file.arrayBuffer())).metadata()).format).toBe("webp");
+  });
+
   it("png stays the default and its links end in .png", async () => {
     const { key } = await newUser();
     const answer = await sdk(key).images.generate({ model: "beta", prompt: "a plain default" });
