@@ -126,6 +126,12 @@ describe("output_format and output_compression", () => {
     expect(file.headers.get("content-type")).toBe("image/webp");
     const served = await sharp(Buffer.from(await file.arrayBuffer())).metadata();
     expect([served.format, served.width, served.height]).toEqual(["webp", 1024, 1024]);
+
+    // The request lookup links the same stored WebP.
+    const requestId = (await sdk(key).images.generate({ model: "beta", prompt: "looked up later", output_format: "webp" }).withResponse()).response.headers.get("x-gateway-request-id");
+    const lookup = await fetch(`${stack.edgeUrl}/v1/images/generations/${requestId}`, { headers: { authorization: `Bearer ${key}` } });
+    expect(lookup.status).toBe(200);
+    expect(new URL((await json(lookup)).data[0].url).pathname).toMatch(/\.webp$/);
   });
 
   it("converts to jpeg, and a lower output_compression gives a smaller file", async () => {
