@@ -1,11 +1,11 @@
 import { existsSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { validate } from "@readme/openapi-parser";
 import { chromium } from "playwright-core";
 import { OPENAPI_DOCUMENT, PUBLIC_ERROR_CODES } from "@orvado/edge/openapi";
 import { codeText } from "@orvado/core";
 import { startTestStack, type TestStack } from "./harness.ts";
-import { openApiProblems } from "./openapi-validation.ts";
+import { openApiProblems, openApiViolations, validatingFetch } from "./openapi-validation.ts";
 
 // Issue I item 4 over real HTTP (the whole stack, gRPC between the services): the
 // OpenAPI document served at /openapi.json is valid OpenAPI 3.1, and its viewer at
@@ -13,6 +13,12 @@ import { openApiProblems } from "./openapi-validation.ts";
 
 const CHROMIUM = process.env.CONSOLE_TEST_CHROMIUM ?? "/usr/bin/chromium";
 let stack: TestStack;
+
+// This suite's own calls are validated against the document too.
+const fetch = validatingFetch();
+afterEach(() => {
+  expect(openApiViolations.splice(0)).toEqual([]);
+});
 
 beforeAll(async () => {
   stack = await startTestStack();

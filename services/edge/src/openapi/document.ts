@@ -326,6 +326,27 @@ const paths: Record<string, Json> = {
       responses: { "302": { description: "To /console", headers: { ...REQUEST_ID_HEADER, Location: { schema: { const: "/console" } } } }, ...errors(ErrorCode.NOT_FOUND) },
     },
   },
+  "/docs": {
+    get: {
+      operationId: "docs",
+      tags: ["operations"],
+      summary: "This document in a browser (Swagger UI, served from this origin)",
+      responses: { "200": { description: "The viewer page", headers: REQUEST_ID_HEADER, content: { "text/html": { schema: { type: "string" } } } }, "304": { description: "Not modified (ETag)" } },
+    },
+  },
+  "/docs/{file}": {
+    get: {
+      operationId: "docsFile",
+      tags: ["operations"],
+      summary: "The viewer's files",
+      parameters: [{ name: "file", in: "path", required: true, schema: { type: "string" } }],
+      responses: {
+        "200": { description: "A script, stylesheet or icon", headers: REQUEST_ID_HEADER, content: { "text/javascript": {}, "text/css": {}, "image/png": {} } },
+        "304": { description: "Not modified (ETag)" },
+        ...errors(ErrorCode.NOT_FOUND),
+      },
+    },
+  },
   "/openapi.json": {
     get: { operationId: "openapi", tags: ["operations"], summary: "This document", responses: { "200": json({ type: "object", required: ["openapi"] }, "OpenAPI 3.1") } },
   },
