@@ -18,8 +18,11 @@ export interface CostRow {
   settled_at: Date | null;
 }
 
-export const COST_COLUMNS = `request_id, model, size, tier, images_requested, images_delivered, unit_price_micros,
-  captured_micros, settled_by, created_at, settled_at`;
+const COST_COLUMN_NAMES = ["request_id", "model", "size", "tier", "images_requested", "images_delivered", "unit_price_micros",
+  "captured_micros", "settled_by", "created_at", "settled_at"];
+
+/** The columns of billing.cost_records that make a CostRow, under a table alias (it is read joined). */
+export const costColumnsOf = (alias: string) => COST_COLUMN_NAMES.map((name) => `${alias}.${name}`).join(", ");
 
 /** pending while held; charged once anything was captured; not_charged otherwise. */
 export function costStatus(row: Pick<CostRow, "settled_by" | "captured_micros">): CostStatus {
@@ -27,8 +30,8 @@ export function costStatus(row: Pick<CostRow, "settled_by" | "captured_micros">)
   return row.settled_by === null ? CostStatus.PENDING : CostStatus.NOT_CHARGED;
 }
 
-/** The key id is filled only for the account owner's views; the public lookup leaves it empty. */
-export function costFromRow(row: CostRow, keyId = ""): CostRecord {
+/** The key id and end user are filled only for the account owner's views; the public lookup leaves them empty. */
+export function costFromRow(row: CostRow, keyId = "", user = ""): CostRecord {
   return create(CostRecordSchema, {
     requestId: row.request_id,
     status: costStatus(row),
@@ -42,16 +45,19 @@ export function costFromRow(row: CostRow, keyId = ""): CostRecord {
     createdAtUnixMs: BigInt(new Date(row.created_at).getTime()),
     settledAtUnixMs: row.settled_at ? BigInt(new Date(row.settled_at).getTime()) : undefined,
     keyId,
+    user,
   });
 }
 
 /** With an account id, another account's request is not found, exactly as an unknown one. */
 export async function findCost(q: Queryable, requestId: string, ownerAccountId?: string): Promise<CostRecord | null> {
-  const result = await q.query<CostRow & { key_id: string }>(
-    `SELECT ${COST_COLUMNS}, key_id FROM billing.cost_records WHERE request_id = $1 AND ($2::text IS NULL OR account_id = $2)`,
+  const result = await q.query<CostRow & { key_id: string; end_user: string | null }>(
+    `SELECT ${costColumnsOf("c")}, c.key_id, u.end_user FROM billing.cost_records c
+     LEFT JOIN billing.request_end_users u ON u.request_id = c.request_id
+     WHERE c.request_id = $1 AND ($2::text IS NULL OR c.account_id = $2)`,
     [requestId, ownerAccountId ?? null],
   );
   const row = result.rows[0];
   if (!row) return null;
-  return ownerAccountId ? costFromRow(row, row.key_id) : costFromRow(row);
+  return ownerAccountId ? costFromRow(row, row.key_id, row.end_user ?? "") : costFromRow(row);
 }

@@ -12,9 +12,12 @@ import type { CostLookupLimiter } from "./cost-lookup-limit.ts";
 import { listPriceChanges, listPrices, MAX_PRICE_MICROS, priceChangeRefusal, setPrice, type PriceChange } from "./prices.ts";
 import { decodeCursor, keySpend, listCostRecords, spendByDay } from "./usage.ts";
 import { accountStatement } from "./statement.ts";
+import { recordEndUser } from "./end-users.ts";
 import { replayLedger } from "./replay.ts";
 
 const MAX_IMAGES_PER_HOLD = 100;
+/** The edge's bound on OpenAI's `user` (migration 011 checks it too). */
+const MAX_END_USER_CHARS = 256;
 
 function required(value: string, name: string): string {
   if (!value) throw new ConnectError(`${name} is required`, Code.InvalidArgument);
@@ -63,6 +66,7 @@ export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }
         if (req.imagesRequested < 1 || req.imagesRequested > MAX_IMAGES_PER_HOLD) {
           throw new ConnectError(`images_requested must be 1..${MAX_IMAGES_PER_HOLD}`, Code.InvalidArgument);
         }
+        if (req.user.length > MAX_END_USER_CHARS) throw new ConnectError(`user must be at most ${MAX_END_USER_CHARS} characters`, Code.InvalidArgument);
         if (req.keyLimitMicros !== undefined && req.keyLimitMicros < 0n) {
           throw new ConnectError("key_limit_micros must not be negative", Code.InvalidArgument);
         }
@@ -81,6 +85,9 @@ export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }
           holdTtlMs,
         );
         if ("hold" in outcome) relay.poke(); // publish `reserved` now, not at the next poll
+        // After the hold: a refused request has no cost record to label. Should this write fail,
+        // generation answers "not started" and the sweeper releases the hold.
+        if ("hold" in outcome && req.user) await recordEndUser(db, req.requestId, req.accountId, req.user);
         return "hold" in outcome
           ? { result: { case: "hold", value: outcome.hold } }
           : { result: { case: "refusal", value: outcome.refusal } };
@@ -161,6 +168,7 @@ export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }
           accountId: required(req.accountId, "account_id"),
           keyId: req.keyId,
           model: req.model,
+          user: req.user,
           from: optionalDate(req.fromUnixMs, "from_unix_ms"),
           to: optionalDate(req.toUnixMs, "to_unix_ms"),
           limit: pageSize(req.limit, 100, 1000),

@@ -1,7 +1,7 @@
 import type { CostRecord } from "@orvado/proto";
 import type { Queryable } from "@orvado/db";
 import { isSupportedTimestamp } from "@orvado/core";
-import { COST_COLUMNS, costFromRow, type CostRow } from "./cost.ts";
+import { costColumnsOf, costFromRow, type CostRow } from "./cost.ts";
 
 // What an account owner sees of their own requests: pages of cost records,
 // spend per day, and what each key has spent. Always scoped by account id.
@@ -10,6 +10,8 @@ export interface UsageFilter {
   accountId: string;
   keyId?: string;
   model?: string;
+  /** The end-user id (OpenAI's `user`) the request carried. */
+  user?: string;
   from?: Date;
   to?: Date;
   limit: number;
@@ -31,22 +33,25 @@ export function decodeCursor(cursor: string): { createdAt: Date; requestId: stri
 
 export async function listCostRecords(q: Queryable, filter: UsageFilter): Promise<{ records: CostRecord[]; nextCursor: string }> {
   const after = filter.cursor ? decodeCursor(filter.cursor) : null;
-  const { rows } = await q.query<CostRow & { key_id: string }>(
-    `SELECT ${COST_COLUMNS}, key_id FROM billing.cost_records
-     WHERE account_id = $1
-       AND ($2::text IS NULL OR key_id = $2)
-       AND ($3::text IS NULL OR model = $3)
-       AND ($4::timestamptz IS NULL OR created_at >= $4)
-       AND ($5::timestamptz IS NULL OR created_at < $5)
-       AND ($6::timestamptz IS NULL OR (created_at, request_id) < ($6, $7))
-     ORDER BY created_at DESC, request_id DESC LIMIT $8`,
+  // The end user's row is the request's own (same id, same account): a left join adds no rows.
+  const { rows } = await q.query<CostRow & { key_id: string; end_user: string | null }>(
+    `SELECT ${costColumnsOf("c")}, c.key_id, u.end_user FROM billing.cost_records c
+     LEFT JOIN billing.request_end_users u ON u.request_id = c.request_id
+     WHERE c.account_id = $1
+       AND ($2::text IS NULL OR c.key_id = $2)
+       AND ($3::text IS NULL OR c.model = $3)
+       AND ($4::timestamptz IS NULL OR c.created_at >= $4)
+       AND ($5::timestamptz IS NULL OR c.created_at < $5)
+       AND ($6::timestamptz IS NULL OR (c.created_at, c.request_id) < ($6, $7))
+       AND ($9::text IS NULL OR u.end_user = $9)
+     ORDER BY c.created_at DESC, c.request_id DESC LIMIT $8`,
     [filter.accountId, filter.keyId ?? null, filter.model ?? null, filter.from ?? null, filter.to ?? null,
-      after?.createdAt ?? null, after?.requestId ?? "", filter.limit + 1],
+      after?.createdAt ?? null, after?.requestId ?? "", filter.limit + 1, filter.user ?? null],
   );
   const page = rows.slice(0, filter.limit);
   const last = page[page.length - 1];
   return {
-    records: page.map((row) => costFromRow(row, row.key_id)),
+    records: page.map((row) => costFromRow(row, row.key_id, row.end_user ?? "")),
     nextCursor: rows.length > filter.limit && last ? encodeCursor(new Date(last.created_at), last.request_id) : "",
   };
 }

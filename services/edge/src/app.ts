@@ -18,6 +18,7 @@ import { consoleStaticRoutes } from "./console/static.ts";
 import { consoleApiRoutes } from "./console/api/index.ts";
 import { jobRoutes } from "./routes/jobs.ts";
 import { metricsRoutes } from "./routes/metrics.ts";
+import { openApiRoutes } from "./openapi/routes.ts";
 import { refuseIllFormedText } from "./well-formed-text.ts";
 
 /** Fastify's own refusals (bad JSON, size, media type) in the spec's error shape. */
@@ -100,6 +101,7 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   modelRoutes(app, { generation });
   costRoutes(app, { billing });
   fileRoutes(app, { generation });
+  openApiRoutes(app);
   consoleStaticRoutes(app, { publicUrl: config.publicUrl });
   consoleApiRoutes(app, { auth, billing, generation, ...(config.publicUrl && { publicUrl: config.publicUrl }) });
   return app;

@@ -16,7 +16,7 @@ export interface UploadedFile {
 }
 
 export interface EditUpload {
-  /** The text fields, with n read as a number, for checkImageRequestBody. */
+  /** The text fields, with the numeric ones read as numbers, for checkImageRequestBody. */
   fields: Record<string, unknown>;
   images: UploadedFile[];
   mask?: UploadedFile;
@@ -34,6 +34,9 @@ const MAX_FIELD_BYTES = 128 * 1024;
 const fail = (code: ErrorCode, message: string): UploadRead => ({ ok: false, code, message });
 const quoted = (name: string) => JSON.stringify(name.slice(0, 100));
 
+/** Fields a JSON body carries as numbers; multipart carries every field as text. */
+const NUMERIC_FIELDS = new Set(["n", "output_compression"]);
+
 export async function readEditUpload(request: FastifyRequest, limits: EditUploadLimits): Promise<UploadRead> {
   // A Map, so that a field named "__proto__" is a field like any other (and then an unknown one).
   const fields = new Map<string, unknown>();
@@ -48,7 +51,7 @@ export async function readEditUpload(request: FastifyRequest, limits: EditUpload
       const refused = part.type === "file" ? checkFilePart(part.fieldname, images.length, mask !== undefined, limits) : checkTextPart(part, fields);
       if (refused) return refused;
       if (part.type === "field") {
-        fields.set(part.fieldname, part.fieldname === "n" ? (parsePlainInteger(part.value) ?? part.value) : part.value);
+        fields.set(part.fieldname, NUMERIC_FIELDS.has(part.fieldname) ? (parsePlainInteger(part.value) ?? part.value) : part.value);
         continue;
       }
       const file = { data: await part.toBuffer(), mediaType: part.mimetype };

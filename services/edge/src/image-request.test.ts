@@ -7,8 +7,38 @@ describe("checkImageRequestBody", () => {
     const check = checkImageRequestBody({ model: "beta", prompt: "a cat", size: "1024x1024", n: 1, quality: "high" });
     expect(check).toEqual({
       ok: true,
-      body: { model: "beta", prompt: "a cat", size: "1024x1024", quality: "high", n: 1, responseFormat: ResponseFormat.URL },
+      body: { model: "beta", prompt: "a cat", size: "1024x1024", quality: "high", n: 1, responseFormat: ResponseFormat.URL, user: "", outputFormat: "png" },
     });
+  });
+  it("reads the OpenAI output fields (docs/api.md)", () => {
+    const check = checkImageRequestBody({
+      model: "alpha",
+      prompt: "x",
+      user: "u-1",
+      output_format: "webp",
+      output_compression: 0,
+      background: "transparent",
+      moderation: "low",
+    });
+    expect(check.ok && check.body).toMatchObject({ user: "u-1", outputFormat: "webp", outputCompression: 0, background: "transparent", moderation: "low" });
+  });
+  it("refuses output fields outside their sets, or that contradict each other", () => {
+    for (const fields of [
+      { output_format: "jpg" },
+      { output_format: "__proto__" },
+      { output_format: "png", output_compression: 10 },
+      { output_format: "jpeg", output_compression: -1 },
+      { output_format: "jpeg", output_compression: "50" },
+      { output_format: "jpeg", background: "transparent" },
+      { background: "none" },
+      { moderation: "high" },
+      { user: "" },
+      { user: "x".repeat(257) },
+      { user: "tab\there" },
+      { user: ["a"] },
+    ]) {
+      expect(checkImageRequestBody({ model: "beta", prompt: "x", ...fields })).toMatchObject({ ok: false, code: ErrorCode.INVALID_FIELD });
+    }
   });
   it("reads b64_json", () => {
     const check = checkImageRequestBody({ model: "beta", prompt: "x", response_format: "b64_json" });

@@ -1,4 +1,5 @@
-// The edge owns HTTP: the OpenAI-compatible routes, error bodies, request ids, image file serving (later the console).
+// The edge owns HTTP: the OpenAI-compatible routes, error bodies, request ids, image file serving, the console,
+// and the OpenAPI document of the public API (src/openapi: /openapi.json and its viewer at /docs).
 // It must not run SQL, know prices or call upstream providers: it asks auth, billing and generation by RPC.
 import type { Logger } from "@orvado/core";
 import type { EdgeConfig } from "./config.ts";

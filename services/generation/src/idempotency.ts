@@ -25,7 +25,10 @@ const ABANDONED_CLAIM_MS = 60_000;
 const LOST_JOB_GRACE_MS = 60_000;
 const POLL_MS = 200;
 
-/** SHA-256 of the parsed request fields with the spec's defaults filled in (absent size = 1024x1024, n = 1, format = url). */
+/**
+ * SHA-256 of the parsed request fields with the defaults filled in (absent size = 1024x1024,
+ * n = 1, format = url, output_format = png), the OpenAI fields of docs/api.md included.
+ */
 export function requestFingerprint(req: CreateImageRequest): string {
   const canonical = [
     req.model,
@@ -34,6 +37,11 @@ export function requestFingerprint(req: CreateImageRequest): string {
     req.quality?.trim().toLowerCase() ?? null,
     req.responseFormat === ResponseFormat.B64_JSON ? "b64_json" : "url",
     req.n ?? 1,
+    req.user,
+    req.outputFormat || "png",
+    req.outputCompression ?? null,
+    req.background ?? null,
+    req.moderation ?? null,
     // Only an edit adds its files, so a generation's fingerprint is what it always was.
     ...(req.edit ? [{ images: req.inputImages.map((image) => sha256(image.data)), mask: req.mask ? sha256(req.mask.data) : null }] : []),
   ];

@@ -4,6 +4,7 @@ import type { Db } from "@orvado/db";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ImageStore } from "./storage/store.ts";
 import { signImagePath } from "./storage/signed-links.ts";
+import { extensionFor } from "./output-format.ts";
 
 // A job's state or stored result, read back from generation.jobs and generation.images:
 // the answer to GET /v1/images/generations/<request id> and to an idempotent retry
@@ -41,6 +42,7 @@ interface JobRow {
 
 interface ImageRow {
   image_id: string;
+  content_type: string;
   width: number;
   height: number;
   expires_at: Date;
@@ -75,7 +77,7 @@ const expired = (): JobState => ({
 
 async function storedImages(deps: JobLookupDeps, requestId: string, job: JobRow, asBase64: boolean): Promise<JobState> {
   const { rows } = await deps.db.query<ImageRow>(
-    "SELECT image_id, width, height, expires_at, deleted_at FROM generation.images WHERE request_id = $1 ORDER BY position",
+    "SELECT image_id, content_type, width, height, expires_at, deleted_at FROM generation.images WHERE request_id = $1 ORDER BY position",
     [requestId],
   );
   const now = Date.now();
@@ -91,7 +93,7 @@ async function storedImages(deps: JobLookupDeps, requestId: string, job: JobRow,
 }
 
 function signedPath(deps: JobLookupDeps, image: ImageRow) {
-  return { case: "urlPath" as const, value: signImagePath(image.image_id, Math.floor(image.expires_at.getTime() / 1000), deps.urlSigningSecret) };
+  return { case: "urlPath" as const, value: signImagePath(image.image_id, Math.floor(image.expires_at.getTime() / 1000), deps.urlSigningSecret, extensionFor(image.content_type)) };
 }
 
 async function readBase64(store: ImageStore, imageId: string) {

@@ -13,6 +13,7 @@ import { jobStartWriter, jobSuccessWriter, recordJobChannel, recordJobFailure, t
 import { generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
 import type { ImageStore } from "./storage/store.ts";
 import { signImagePath } from "./storage/signed-links.ts";
+import { encodeImage, extensionFor, type EncodedImage } from "./output-format.ts";
 import type { GenerationConfig } from "./config.ts";
 import type { BillingEventIds } from "@orvado/events";
 import { IdempotentRequests } from "./idempotency.ts";
@@ -135,6 +136,7 @@ export class JobRunner {
           tier: spec.tier,
           size: spec.size.label,
           imagesRequested: spec.n,
+          user: req.user,
         }),
       );
       if (reservation.result.case !== "hold") {
@@ -199,12 +201,13 @@ export class JobRunner {
       if (notRecorded) return this.#notStarted(ids.requestId, notRecorded.error);
       if (!outcome.ok) metricOutcome = outcome.kind === "refused" ? "refused" : "failed";
       if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused");
-      const stored = await this.#store(spec, outcome.images);
+      const encoded = await Promise.all(outcome.images.map((png) => encodeImage(png, spec.output)));
+      const stored = await this.#store(spec, encoded);
       await this.#jobSuccesses.call({ ids, images: stored });
       this.deps.relay.poke();
       metricOutcome = "succeeded";
       log.info({ images: stored.length, channel: slot.channel.name, resized: outcome.resized }, "job succeeded");
-      return { result: { case: "images", value: this.#response(stored, outcome.images, format) } };
+      return { result: { case: "images", value: this.#response(stored, encoded, format) } };
     } catch (error) {
       const timedOut = signal.aborted;
       metricOutcome = timedOut ? "timeout" : "failed";
@@ -273,7 +276,16 @@ export class JobRunner {
   }
 
   #upstreamRequest(spec: JobSpec) {
-    return { prompt: spec.prompt, width: spec.size.width, height: spec.size.height, n: spec.n, quality: spec.quality, edit: spec.edit };
+    return {
+      prompt: spec.prompt,
+      width: spec.size.width,
+      height: spec.size.height,
+      n: spec.n,
+      quality: spec.quality,
+      edit: spec.edit,
+      background: spec.background,
+      moderation: spec.moderation,
+    };
   }
 
   async #fail(ids: BillingEventIds, message: string, shouldRetry: boolean): Promise<CreateImageReply> {
@@ -282,17 +294,17 @@ export class JobRunner {
     return refused(refusal(ErrorCode.ASYNC_IMAGE_FAILED, message, { shouldRetry }) as Refusal);
   }
 
-  async #store(spec: JobSpec, images: Buffer[]): Promise<StoredImage[]> {
+  async #store(spec: JobSpec, images: EncodedImage[]): Promise<StoredImage[]> {
     const expiresAt = new Date(Date.now() + this.deps.config.urlTtlSeconds * 1000);
     return Promise.all(
-      images.map(async (bytes) => {
-        const imageId = await this.deps.store.add(bytes, "image/png", { expiresAt });
-        return { imageId, contentType: "image/png", width: spec.size.width, height: spec.size.height, bytes: bytes.length, expiresAt };
+      images.map(async ({ bytes, contentType }) => {
+        const imageId = await this.deps.store.add(bytes, contentType, { expiresAt });
+        return { imageId, contentType, width: spec.size.width, height: spec.size.height, bytes: bytes.length, expiresAt };
       }),
     );
   }
 
-  #response(stored: StoredImage[], images: Buffer[], format: ResponseFormat) {
+  #response(stored: StoredImage[], images: EncodedImage[], format: ResponseFormat) {
     return {
       createdUnix: BigInt(Math.floor(Date.now() / 1000)),
       data: stored.map((image, index) => ({
@@ -300,8 +312,11 @@ export class JobRunner {
         height: image.height,
         content:
           format === ResponseFormat.B64_JSON
-            ? { case: "b64Json" as const, value: images[index]!.toString("base64") }
-            : { case: "urlPath" as const, value: signImagePath(image.imageId, Math.floor(image.expiresAt.getTime() / 1000), this.deps.config.urlSigningSecret) },
+            ? { case: "b64Json" as const, value: images[index]!.bytes.toString("base64") }
+            : {
+                case: "urlPath" as const,
+                value: signImagePath(image.imageId, Math.floor(image.expiresAt.getTime() / 1000), this.deps.config.urlSigningSecret, extensionFor(image.contentType)),
+              },
       })),
     };
   }

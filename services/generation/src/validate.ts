@@ -11,6 +11,28 @@ import type { EditInputs } from "./edit-inputs.ts";
 export const QUALITIES = ["low", "medium", "high", "xhigh", "max", "auto"] as const;
 export const MAX_PROMPT_CHARS = 32_000;
 
+/** The formats images are stored and answered in (sharp converts whatever the upstream returned). */
+export const OUTPUT_FORMATS = ["png", "jpeg", "webp"] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+const BACKGROUNDS = ["transparent", "opaque", "auto"];
+const MODERATIONS = ["low", "auto"];
+export const MAX_USER_CHARS = 256;
+
+/**
+ * The providers that take OpenAI's background and moderation fields (docs/api.md): OpenAI's GPT
+ * Image models, and servers speaking its images API, which receive the field as sent.
+ */
+const PROVIDERS_TAKING: ReadonlyMap<"background" | "moderation", ReadonlySet<string>> = new Map([
+  ["background", new Set(["openai", "openai-compatible"])],
+  ["moderation", new Set(["openai", "openai-compatible"])],
+]);
+
+export interface OutputSpec {
+  format: OutputFormat;
+  /** 0-100, jpeg and webp only; the encoder's quality (OpenAI's default is 100). */
+  compression: number | undefined;
+}
+
 export interface JobSpec {
   model: CatalogModel;
   prompt: string;
@@ -19,13 +41,17 @@ export interface JobSpec {
   /** Only alpha models take a quality; for beta it is accepted and ignored. */
   quality: string | undefined;
   n: number;
+  output: OutputSpec;
+  /** Passed on to the upstream only when set; the model's channels all take them (PROVIDERS_TAKING). */
+  background: string | undefined;
+  moderation: string | undefined;
   /** Set for an image edit once its uploads are read (edit-inputs.ts); absent for a generation. */
   edit?: EditInputs;
 }
 
 export type Validation = { ok: true; spec: JobSpec } | { ok: false; refusal: Refusal };
 
-const refuse = (code: ErrorCode, message: string): Validation => ({ ok: false, refusal: refusal(code, message) as Refusal });
+const refuse = (code: ErrorCode, message: string): { ok: false; refusal: Refusal } => ({ ok: false, refusal: refusal(code, message) as Refusal });
 
 export function validateImageRequest(req: CreateImageRequest, catalog: Catalog, maxImages: number): Validation {
   const model = catalog.get(req.model);
@@ -60,9 +86,26 @@ export function validateImageRequest(req: CreateImageRequest, catalog: Catalog, 
   }
   const n = req.n ?? 1;
   if (n < 1 || n > maxImages) return refuse(ErrorCode.INVALID_FIELD, `n must be an integer from 1 to ${maxImages}`);
+  const output = checkOutput(req);
+  if (!output.ok) return output;
+  for (const field of ["background", "moderation"] as const) {
+    const refusal = providerSupport(model, field, req[field]);
+    if (refusal) return refusal;
+  }
+  if (req.user.length > MAX_USER_CHARS) return refuse(ErrorCode.INVALID_FIELD, `user must be at most ${MAX_USER_CHARS} characters`);
   return {
     ok: true,
-    spec: { model, prompt: req.prompt, size: parsed.size, tier, quality: model.family === "alpha" ? quality : undefined, n },
+    spec: {
+      model,
+      prompt: req.prompt,
+      size: parsed.size,
+      tier,
+      quality: model.family === "alpha" ? quality : undefined,
+      n,
+      output: output.spec,
+      background: req.background,
+      moderation: req.moderation,
+    },
   };
 }
 
@@ -79,4 +122,32 @@ function checkEditUploads(req: CreateImageRequest, model: CatalogModel, tier: Ti
     return refuse(ErrorCode.EDITS_NOT_AVAILABLE, `The model ${model.id} has no upstream that edits ${what} at the ${tierName(tier)} tier`);
   }
   return null;
+}
+
+/** The edge checked these already; a caller over RPC is held to the same closed sets. */
+function checkOutput(req: CreateImageRequest): { ok: true; spec: OutputSpec } | { ok: false; refusal: Refusal } {
+  const format = (req.outputFormat || "png") as OutputFormat;
+  if (!OUTPUT_FORMATS.includes(format)) return refuse(ErrorCode.INVALID_FIELD, `output_format must be one of ${OUTPUT_FORMATS.join(", ")}`);
+  const compression = req.outputCompression;
+  if (compression !== undefined && (compression > 100 || format === "png")) {
+    return refuse(ErrorCode.INVALID_FIELD, "output_compression must be 0 to 100, with output_format jpeg or webp");
+  }
+  if (req.background !== undefined && !BACKGROUNDS.includes(req.background)) return refuse(ErrorCode.INVALID_FIELD, `background must be one of ${BACKGROUNDS.join(", ")}`);
+  if (req.moderation !== undefined && !MODERATIONS.includes(req.moderation)) return refuse(ErrorCode.INVALID_FIELD, `moderation must be one of ${MODERATIONS.join(", ")}`);
+  return { ok: true, spec: { format, compression } };
+}
+
+/**
+ * A field only some providers take is refused, naming the model, unless every channel of the
+ * model takes it: failover may move the job to any of them, and none may silently drop it.
+ */
+function providerSupport(model: CatalogModel, field: "background" | "moderation", value: string | undefined): Validation | null {
+  if (value === undefined) return null;
+  const taking = PROVIDERS_TAKING.get(field)!;
+  const without = [...new Set(model.channels.map((channel) => channel.provider).filter((provider) => !taking.has(provider)))];
+  if (without.length === 0) return null;
+  return refuse(
+    ErrorCode.INVALID_FIELD,
+    `The model ${model.id} does not take ${field}: its channels use ${without.join(", ")}, which has no such setting (docs/api.md lists the providers that do)`,
+  );
 }

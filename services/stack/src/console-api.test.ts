@@ -283,7 +283,7 @@ describe("money and usage", () => {
     expect(csv.headers.get("content-type")).toMatch(/^text\/csv/);
     expect(csv.headers.get("content-disposition")).toMatch(/^attachment; filename=/);
     const lines = csv.text.trim().split("\r\n");
-    expect(lines[0]).toBe("requestId,createdAt,settledAt,model,size,tier,status,imagesRequested,imagesDelivered,amountUsd,amountMicros,keyId,keyName");
+    expect(lines[0]).toBe("requestId,createdAt,settledAt,model,size,tier,status,imagesRequested,imagesDelivered,amountUsd,amountMicros,keyId,keyName,user");
     expect(lines).toHaveLength(4);
     expect(lines[1]).toContain(`"key, ""A"""`);
     expect(csv.text).toContain(",'=B");

@@ -148,7 +148,7 @@ const ODD_PATHS = [
   "/v1/images/%2e%2e/generations", "/v1/images/generations;x", "/v1/images/edits", "/v1/images/variations", "/api/cost/request/",
   "/api/cost/request/req_doesnotexist0000000000", "/api/cost/request/%", "/api/cost/request/%zz", "/api/cost/request/%ff%fe",
   "/v1/files/x.png", "/v1/files/img_aaaaaaaaaaaa.png?expires=1e400&sig=x", "/v1/files/img_aaaaaaaaaaaa.png", "/v1/files/%E0%A4%A.png",
-  "/v1/images/generations/req_nope", "/v1/chat/completions", "/.env", "/%00", "/v1/models/beta", "/healthz/x", "/metrics/x",
+  "/v1/images/generations/req_nope", "/v1/chat/completions", "/.env", "/%00", "/v1/models/no-such-model", "/v1/models/constructor", "/healthz/x", "/metrics/x",
   "/v1/files/img_aaaaaaaaaaaa.png?expires=+1&sig=x", "/v1/files/img_aaaaaaaaaaaa.png?expires=0x10&sig=x", "/v1/files/img_aaaaaaaaaaaa.png?expires=1&expires=2&sig=x",
   "/v1/files/img_aaaaaaaaaaaa.png?expires=1&sig=a&sig=b", "/v1/files/constructor.png?expires=1&sig=x", "/v1/images/generations/__proto__",
 ];

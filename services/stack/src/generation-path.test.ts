@@ -1,15 +1,22 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import sharp from "sharp";
 import { AuthService, BillingService } from "@orvado/proto";
 import { internalClient } from "@orvado/rpc";
 import { startE2eStack, type E2eStack } from "./e2e-stack.ts";
+import { openApiViolations, validatingFetch } from "./openapi-validation.ts";
 
 // Issue A's acceptance, end to end: the official openai SDK against the edge,
 // real gRPC between the services, real PostgreSQL when TEST_DATABASE_URL is set.
+
+// Every response this suite receives is checked against the OpenAPI document (openapi-validation.ts).
+const fetch = validatingFetch();
+afterEach(() => {
+  expect(openApiViolations.splice(0)).toEqual([]);
+});
 
 let stack: E2eStack;
 let auth: ReturnType<typeof internalClient<typeof AuthService>>;
@@ -41,7 +48,7 @@ async function settledCost(requestId: string) {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const json = (response: Response): Promise<any> => response.json();
 
-const sdk = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${stack.edgeUrl}/v1`, maxRetries: 0 });
+const sdk = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${stack.edgeUrl}/v1`, maxRetries: 0, fetch });
 
 const post = (body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${stack.edgeUrl}/v1/images/generations`, {

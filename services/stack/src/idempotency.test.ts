@@ -1,13 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import OpenAI from "openai";
 import { AuthService, BillingService } from "@orvado/proto";
 import { internalClient } from "@orvado/rpc";
 import { startE2eStack, type E2eStack } from "./e2e-stack.ts";
+import { openApiViolations, validatingFetch } from "./openapi-validation.ts";
 
 // Issue D items 5-7 end to end: Idempotency-Key on POST /v1/images/generations,
 // GET /v1/images/generations/<request id>, and /metrics, over real HTTP, real
 // gRPC and real PostgreSQL (TEST_DATABASE_URL).
+
+// Every response this suite receives is checked against the OpenAPI document (openapi-validation.ts).
+const fetch = validatingFetch();
+afterEach(() => {
+  expect(openApiViolations.splice(0)).toEqual([]);
+});
 
 let stack: E2eStack;
 let auth: ReturnType<typeof internalClient<typeof AuthService>>;
@@ -127,7 +134,7 @@ describe("the openai SDK with an Idempotency-Key", () => {
   it("pays once when its own timeouts and retries outlast a slow job", async () => {
     const { accountId, key } = await newFundedKey();
     // Each attempt times out after 2 s on a 5-s job; every retry resends the key and attaches to the one job.
-    const client = new OpenAI({ apiKey: key, baseURL: `${stack.edgeUrl}/v1`, timeout: 2000, maxRetries: 10 });
+    const client = new OpenAI({ apiKey: key, baseURL: `${stack.edgeUrl}/v1`, timeout: 2000, maxRetries: 10, fetch });
     const { data: result, response } = await client.images
       .generate({ model: "beta", prompt: "patience [sandbox:delay=5000]" }, { headers: { "Idempotency-Key": randomUUID() } })
       .withResponse();

@@ -138,6 +138,23 @@ describe(`image edits with the openai SDK (${process.env.ORVADO_TEST_STREAM ?? "
     expect(before - (await available(accountId))).toBe(2n * FLARE_1K_MICROS);
   });
 
+  it("takes OpenAI's output fields as multipart text: webp with output_compression, and the user shown in usage", async () => {
+    const { key } = await newFundedKey(1n);
+    const image = await toFile(await solidPng(40, 40, [200, 100, 0]), "o.png", { type: "image/png" });
+    const edited = await sdk(key).images.edit({
+      model: "alpha-2.5-flare",
+      image,
+      prompt: "as webp",
+      size: "256x256",
+      response_format: "b64_json",
+      output_format: "webp",
+      output_compression: 40,
+      user: "editor-7",
+    });
+    const meta = await sharp(decoded(edited)).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(["webp", 256, 256]);
+  });
+
   it("is deterministic: the same edit twice gives the same bytes", async () => {
     const { key } = await newFundedKey(5n);
     const edit = async () =>

@@ -31,6 +31,7 @@ export function RequestsTable({ requests, onSelect, selectedId, compact = false 
           <th>Status</th>
           <th class="num">Cost</th>
           <th>Key</th>
+          ${!compact && html`<th>User</th>`}
           ${!compact && html`<th>Request id</th>`}
         </tr>
       </thead>
@@ -51,6 +52,7 @@ export function RequestsTable({ requests, onSelect, selectedId, compact = false 
             <td><${StatusBadge} status=${row.status} /></td>
             <td class="num">${row.status === "pending" ? "…" : usd(row.amountUsd)}</td>
             <td class="ellipsis">${keyLabel(row)}</td>
+            ${!compact && html`<td class="ellipsis" title=${row.user ?? ""}>${row.user ?? "—"}</td>`}
             ${!compact && html`<td><code class="muted small">${row.requestId}</code></td>`}
           </tr>`,
         )}

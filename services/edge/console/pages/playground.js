@@ -17,6 +17,7 @@ const PRESETS = [
   { value: "auto", label: "auto" },
 ];
 const QUALITIES = ["low", "medium", "high", "xhigh", "max", "auto"];
+const OUTPUT_FORMATS = ["png", "jpeg", "webp"];
 const CUSTOM = "custom";
 
 function useElapsed(running) {
@@ -70,7 +71,7 @@ function sizeFrom(form) {
 
 export function Playground() {
   const models = useLoad(() => get("/models"));
-  const [form, setForm] = useState({ prompt: "", model: "", preset: "1024x1024", width: "1280", height: "720", quality: "", n: 1 });
+  const [form, setForm] = useState({ prompt: "", model: "", preset: "1024x1024", width: "1280", height: "720", quality: "", format: "png", n: 1 });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
   const [result, setResult] = useState(null);
@@ -92,6 +93,7 @@ export function Playground() {
     setResult(null);
     const body = { model: model.id, prompt: form.prompt, size, n: Number(form.n) };
     if (isAlpha && form.quality) body.quality = form.quality;
+    if (form.format !== "png") body.output_format = form.format;
     try {
       setResult(await post("/playground", body));
     } catch (failure) {
@@ -135,6 +137,11 @@ export function Playground() {
               <select name="quality" value=${isAlpha ? form.quality : ""} disabled=${!isAlpha} onChange=${set("quality")}>
                 <option value="">Default</option>
                 ${QUALITIES.map((quality) => html`<option value=${quality}>${quality}</option>`)}
+              </select>
+            <//>
+            <${Field} label="Format" hint="Converted from what the model returns">
+              <select name="output_format" value=${form.format} onChange=${set("format")}>
+                ${OUTPUT_FORMATS.map((format) => html`<option value=${format}>${format.toUpperCase()}</option>`)}
               </select>
             <//>
             <${Field} label="Images (n)" hint="1 is advised; run requests in parallel for more">

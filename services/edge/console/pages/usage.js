@@ -1,4 +1,4 @@
-// Usage: every request with its cost, filtered by key, model and dates, a page at a time, as CSV too.
+// Usage: every request with its cost, filtered by key, model, end user and dates, a page at a time, as CSV too.
 import { useState } from "/console/vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 import { get, query } from "../lib/api.js";
@@ -10,7 +10,7 @@ const PAGE_SIZES = [10, 25, 50, 100];
 
 /** The API's filters from the form's: days become the UTC instants that bound them in local time. */
 export function usageFilters(form) {
-  const filters = { keyId: form.keyId, model: form.model };
+  const filters = { keyId: form.keyId, model: form.model, user: form.user.trim() };
   if (form.from) filters.from = new Date(`${form.from}T00:00:00`).toISOString();
   if (form.to) {
     // The API's upper bound is exclusive: the next local midnight takes in the whole "to" day.
@@ -25,7 +25,7 @@ function Filters({ form, onChange }) {
   const keys = useLoad(() => get("/keys"));
   const models = useLoad(() => get("/models"));
   const set = (name) => (event) => onChange({ ...form, [name]: event.target.value });
-  const filtered = form.keyId || form.model || form.from || form.to;
+  const filtered = form.keyId || form.model || form.user || form.from || form.to;
   return html`<form class="filters" onSubmit=${(event) => event.preventDefault()}>
     <${Field} label="Key">
       <select name="keyId" value=${form.keyId} onChange=${set("keyId")}>
@@ -39,6 +39,9 @@ function Filters({ form, onChange }) {
         <option value="">All models</option>
         ${models.data?.models.map((model) => html`<option value=${model.id}>${model.id}</option>`)}
       </select>
+    <//>
+    <${Field} label="User">
+      <input type="search" name="user" maxlength="256" placeholder="end-user id" value=${form.user} onChange=${set("user")} />
     <//>
     <${Field} label="From">
       <input type="date" name="from" value=${form.from} max=${form.to || undefined} onChange=${set("from")} />
@@ -75,6 +78,7 @@ function RequestDetail({ requestId, onClose }) {
           ["Images", `${data.imagesDelivered} delivered of ${data.imagesRequested} requested`],
           ["Amount", html`${usd(data.amountUsd)} <span class="muted small">(${data.amountMicros} micro-USD)</span>`],
           ["Key", keyLabel(data)],
+          ["User", data.user ?? "—"],
           ["Created", dateTime(data.createdAt)],
           ["Settled", data.settledAt ? dateTime(data.settledAt) : "not yet"],
         ]}
@@ -83,7 +87,7 @@ function RequestDetail({ requestId, onClose }) {
   <//>`;
 }
 
-const EMPTY_FORM = { keyId: "", model: "", from: "", to: "" };
+const EMPTY_FORM = { keyId: "", model: "", user: "", from: "", to: "" };
 
 export function Usage() {
   const [form, setForm] = useState(EMPTY_FORM);

@@ -5,9 +5,10 @@ import { Code, ConnectError, type Client } from "@orvado/rpc";
 import { sendError } from "../reply.ts";
 import { parsePlainInteger } from "../plain-integer.ts";
 
-const FILE = /^(img_[A-Za-z0-9_-]{10,64})\.png$/;
+/** The extension names the format asked for (output_format); the stored content type is what is served. */
+const FILE = /^(img_[A-Za-z0-9_-]{10,64})\.(?:png|jpeg|webp)$/;
 
-/** GET /v1/files/<image>.png?expires=…&sig=…: signed, expiring image links. */
+/** GET /v1/files/<image>.<png|jpeg|webp>?expires=…&sig=…: signed, expiring image links. */
 export function fileRoutes(app: FastifyInstance, deps: { generation: Client<typeof GenerationService> }) {
   app.get<{ Params: { file: string }; Querystring: { expires?: string; sig?: string } }>("/v1/files/:file", async (request, reply) => {
     const match = FILE.exec(request.params.file);

@@ -1,26 +1,37 @@
 import type { FastifyInstance } from "fastify";
-import type { GenerationService } from "@orvado/proto";
+import { ErrorCode, type GenerationService, type Model } from "@orvado/proto";
 import type { Client } from "@orvado/rpc";
 import { tierName } from "@orvado/core";
+import { sendError } from "../reply.ts";
 
-/** GET /v1/models: the OpenAI list shape, with Orvado's details beside each id. */
+/** One model in OpenAI's model object shape (id, object, created, owned_by), with Orvado's details beside it. */
+function modelObject(model: Model) {
+  return {
+    id: model.id,
+    object: "model",
+    created: Number(model.createdUnix),
+    owned_by: model.sandbox ? "orvado-sandbox" : "orvado",
+    family: model.family,
+    tiers: model.tiers.map(tierName),
+    edits: model.edits,
+    sandbox: model.sandbox,
+    ...(model.sandbox ? { note: "Served by the Orvado sandbox renderer: real PNGs of the requested size, not a real model" } : {}),
+    channels: model.channels.map((channel) => ({ name: channel.name, provider: channel.provider, healthy: channel.healthy })),
+  };
+}
+
+/** GET /v1/models (the OpenAI list shape) and GET /v1/models/{id} (the SDK's models.retrieve). */
 export function modelRoutes(app: FastifyInstance, deps: { generation: Client<typeof GenerationService> }) {
   app.get("/v1/models", async () => {
     const { models } = await deps.generation.listModels({});
-    return {
-      object: "list",
-      data: models.map((model) => ({
-        id: model.id,
-        object: "model",
-        created: Number(model.createdUnix),
-        owned_by: model.sandbox ? "orvado-sandbox" : "orvado",
-        family: model.family,
-        tiers: model.tiers.map(tierName),
-        edits: model.edits,
-        sandbox: model.sandbox,
-        ...(model.sandbox ? { note: "Served by the Orvado sandbox renderer: real PNGs of the requested size, not a real model" } : {}),
-        channels: model.channels.map((channel) => ({ name: channel.name, provider: channel.provider, healthy: channel.healthy })),
-      })),
-    };
+    return { object: "list", data: models.map(modelObject) };
+  });
+
+  app.get<{ Params: { id: string } }>("/v1/models/:id", async (request, reply) => {
+    const { models } = await deps.generation.listModels({});
+    // A Map keyed by the catalog's own ids: "constructor" or "__proto__" finds nothing.
+    const model = new Map(models.map((entry) => [entry.id, entry])).get(request.params.id);
+    if (!model) return sendError(request, reply, ErrorCode.NOT_FOUND, `No model ${JSON.stringify(request.params.id.slice(0, 100))}; GET /v1/models lists them`);
+    return modelObject(model);
   });
 }

@@ -16,6 +16,9 @@ export interface UpstreamRequest {
   quality: string | undefined;
   /** An image edit's input images and mask, sent through generateImage's prompt; absent for a generation. */
   edit?: EditInputs;
+  /** OpenAI's background and moderation; set only for models whose every provider takes them (validate.ts). */
+  background?: string | undefined;
+  moderation?: string | undefined;
 }
 
 /** Everything one provider needs to make the AI SDK call for a channel. */

@@ -4,14 +4,21 @@ import { assertImageId, isImageId } from "./store.ts";
 // Image links are bearer capabilities: whoever holds one may fetch the image
 // until it expires, with no API key. The HMAC binds the id to the expiry.
 
+const LINK_EXTENSIONS = new Set(["png", "jpeg", "webp"]);
+
 export type LinkCheck = { ok: true } | { ok: false; reason: "bad_signature" | "expired" };
 
-/** `/v1/files/<imageId>.png?expires=<unix>&sig=<signature>`; the link is valid while now < expires. */
-export function signImagePath(imageId: string, expiresUnix: number, secret: string): string {
+/**
+ * `/v1/files/<imageId>.<extension>?expires=<unix>&sig=<signature>`; the link is valid while now < expires.
+ * The extension names the stored format (png, jpeg, webp) for clients that save by it; the signature
+ * binds only the id and expiry, and the file is served with its stored content type whatever the name.
+ */
+export function signImagePath(imageId: string, expiresUnix: number, secret: string, extension = "png"): string {
   assertImageId(imageId);
   if (!isUnixSeconds(expiresUnix)) throw new RangeError(`expires must be whole Unix seconds, got ${expiresUnix}`);
   if (secret.length === 0) throw new Error("The link signing secret is empty");
-  return `/v1/files/${imageId}.png?expires=${expiresUnix}&sig=${signatureFor(imageId, expiresUnix, secret)}`;
+  if (!LINK_EXTENSIONS.has(extension)) throw new RangeError(`no image link ends in .${extension}`);
+  return `/v1/files/${imageId}.${extension}?expires=${expiresUnix}&sig=${signatureFor(imageId, expiresUnix, secret)}`;
 }
 
 export function checkImageLink(

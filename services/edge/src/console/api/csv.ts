@@ -1,6 +1,6 @@
 import type { UsageRow } from "./format.ts";
 
-// RFC 4180 text for the usage export. Key names are typed by users, so a cell that
+// RFC 4180 text for the usage export. Key names and end-user ids are typed by users, so a cell that
 // a spreadsheet would run as a formula (= + - @ at the start) gets a leading quote.
 
 export const USAGE_COLUMNS = [
@@ -17,6 +17,7 @@ export const USAGE_COLUMNS = [
   "amountMicros",
   "keyId",
   "keyName",
+  "user",
 ] as const satisfies ReadonlyArray<keyof UsageRow>;
 
 function cell(value: unknown): string {

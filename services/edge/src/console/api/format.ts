@@ -70,6 +70,8 @@ export function usageRow(cost: CostRecord, keyNames: ReadonlyMap<string, string>
     amountMicros: Number(cost.amountMicros),
     keyId: cost.keyId,
     keyName: keyNames.get(cost.keyId) ?? (isPlaygroundKeyId(cost.keyId) ? "console playground" : null),
+    /** The end-user id the request carried (OpenAI's `user`), or null. */
+    user: cost.user || null,
   };
 }
 

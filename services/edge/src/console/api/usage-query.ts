@@ -12,6 +12,8 @@ const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 export const UsageQuery = z.strictObject({
   keyId: z.string().min(1).max(200).optional(),
   model: z.string().min(1).max(200).optional(),
+  /** The end-user id requests carried (OpenAI's `user`, at most 256 characters). */
+  user: z.string().min(1).max(256).optional(),
   from: z.string().max(40).optional(),
   to: z.string().max(40).optional(),
   limit: queryInteger(1, 200).default(50),
@@ -43,6 +45,7 @@ export function costFilter(accountId: string, query: UsageQuery) {
     // "console" names the account's own playground key (the console's filter uses the word).
     ...(query.keyId !== undefined && { keyId: query.keyId === PLAYGROUND_KEY_ALIAS ? playgroundKeyId(accountId) : query.keyId }),
     ...(query.model !== undefined && { model: query.model }),
+    ...(query.user !== undefined && { user: query.user }),
     ...(fromUnixMs !== undefined && { fromUnixMs }),
     ...(toUnixMs !== undefined && { toUnixMs }),
   };

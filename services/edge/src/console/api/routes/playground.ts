@@ -21,6 +21,9 @@ const Playground = z.strictObject({
   size: z.string().nullish(),
   quality: z.string().nullish(),
   n: z.number().nullish(),
+  // The OpenAI output fields (docs/api.md); background, moderation and user are for API clients.
+  output_format: z.string().nullish(),
+  output_compression: z.number().nullish(),
 });
 
 /**

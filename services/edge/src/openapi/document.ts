@@ -1,0 +1,389 @@
+import { ErrorCode } from "@orvado/proto";
+import { codeText, httpStatusFor, IMAGE_COUNT_CEILING } from "@orvado/core";
+
+// The OpenAPI 3.1 document of the public HTTP API, in this one file: served at
+// /openapi.json, browsable at /docs, and every response of the end-to-end suites is
+// validated against it (services/stack/src/openapi-validation.ts). docs/api.md says
+// the same in prose; the error codes and their statuses come from libs/core's one table.
+// Plain objects: the test of the document (document.test.ts) validates it as OpenAPI 3.1.
+
+type Json = Record<string, unknown>;
+type Schema = Json;
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+/** An optional field that may also be sent as null (null counts as absent, docs/api.md). */
+const orNull = (schema: Schema): Schema => ({ anyOf: [schema, { type: "null" }] });
+
+type Headers = Record<string, Json>;
+
+const REQUEST_ID_HEADER: Headers = {
+  "X-Gateway-Request-Id": { $ref: "#/components/headers/RequestId" },
+  "x-request-id": { $ref: "#/components/headers/RequestId" },
+};
+const RETRY_AFTER = { description: "Seconds to wait before trying again", schema: { type: "string", pattern: "^[0-9]+$" } };
+const RETRY_HEADERS: Headers = {
+  "Retry-After": RETRY_AFTER,
+  "x-should-retry": { description: "true when the same request may succeed later (502, 503)", schema: { type: "string", enum: ["true", "false"] } },
+};
+
+/** Every code a client can receive, with its status (libs/core/src/errors.ts). */
+export const PUBLIC_ERROR_CODES = Object.values(ErrorCode).filter(
+  (code): code is ErrorCode => typeof code === "number" && code !== ErrorCode.UNSPECIFIED,
+);
+
+/** The error responses of an operation: one per status, naming the codes that answer with it. */
+function errors(...codes: ErrorCode[]): Record<string, Json> {
+  const byStatus = new Map<number, string[]>();
+  for (const code of codes) byStatus.set(httpStatusFor(code), [...(byStatus.get(httpStatusFor(code)) ?? []), codeText(code)]);
+  return Object.fromEntries(
+    [...byStatus].map(([status, names]) => [
+      String(status),
+      {
+        description: names.map((name) => `\`${name}\``).join(", "),
+        headers: { ...REQUEST_ID_HEADER, ...(status === 429 || status >= 502 ? RETRY_HEADERS : {}) },
+        content: { "application/json": { schema: ref("Error") } },
+      },
+    ]),
+  );
+}
+
+/** What any route may answer: a service behind the edge is briefly unreachable, or a bug. */
+const ANY_ROUTE = [ErrorCode.SERVICE_UNAVAILABLE, ErrorCode.INTERNAL_ERROR];
+/** What Fastify refuses before a route with a body runs (bad JSON, media type, size, slow arrival). */
+const BODY_ROUTE = [ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_JSON, ErrorCode.BODY_TOO_LARGE, ErrorCode.UNSUPPORTED_MEDIA_TYPE];
+const KEY = [ErrorCode.MISSING_API_KEY, ErrorCode.INVALID_API_KEY];
+const IMAGE_REQUEST = [
+  ErrorCode.MISSING_FIELD,
+  ErrorCode.UNKNOWN_FIELD,
+  ErrorCode.INVALID_FIELD,
+  ErrorCode.UNKNOWN_MODEL,
+  ErrorCode.INVALID_SIZE,
+  ErrorCode.TIER_NOT_OFFERED,
+  ErrorCode.INSUFFICIENT_USER_QUOTA,
+  ErrorCode.MODEL_NOT_ALLOWED,
+  ErrorCode.IDEMPOTENCY_KEY_REUSED,
+  ErrorCode.LINK_EXPIRED,
+  ErrorCode.RATE_LIMIT_EXCEEDED,
+  ErrorCode.CONCURRENT_JOB_LIMIT,
+  ErrorCode.ASYNC_IMAGE_FAILED,
+  ErrorCode.JOB_OUTCOME_UNKNOWN,
+  ErrorCode.NO_CAPACITY,
+];
+
+const json = (schema: Schema, description: string, headers: Headers = {}): Json => ({
+  description,
+  headers: { ...REQUEST_ID_HEADER, ...headers },
+  content: { "application/json": { schema } },
+});
+
+/** The fields of an image call beyond the prompt, shared by generations and edits (docs/api.md). */
+const IMAGE_FIELDS: Record<string, Schema> = {
+  model: { type: "string", description: "A model id from GET /v1/models" },
+  prompt: { type: "string", minLength: 1, maxLength: 32000 },
+  size: orNull({ type: "string", description: "`<width>x<height>` (64-4096 px a side), `auto`, `1k`, `2k` or `4k`; default 1024x1024", examples: ["1024x1024", "1536x1024", "2k"] }),
+  quality: orNull({ type: "string", enum: ["low", "medium", "high", "xhigh", "max", "auto"], description: "Alpha models only; never changes the price" }),
+  response_format: orNull({ type: "string", enum: ["url", "b64_json"], default: "url" }),
+  n: orNull({ type: "integer", minimum: 1, maximum: IMAGE_COUNT_CEILING, default: 1 }),
+  user: orNull({ type: "string", minLength: 1, maxLength: 256, description: "Your id for your own end user: stored with the cost record, shown and filterable in the console's usage" }),
+  output_format: orNull({ type: "string", enum: ["png", "jpeg", "webp"], default: "png", description: "Converted with sharp whatever the provider returned" }),
+  output_compression: orNull({ type: "integer", minimum: 0, maximum: 100, description: "Encoder quality for jpeg and webp only; default 100" }),
+  background: orNull({ type: "string", enum: ["transparent", "opaque", "auto"], description: "Only for models whose every channel is an openai or openai-compatible provider; otherwise 400 invalid_field naming the model" }),
+  moderation: orNull({ type: "string", enum: ["low", "auto"], description: "As background: openai and openai-compatible providers only" }),
+};
+
+const schemas: Record<string, Schema> = {
+  Error: {
+    type: "object",
+    required: ["error"],
+    additionalProperties: false,
+    properties: {
+      error: {
+        type: "object",
+        required: ["message", "type", "code"],
+        additionalProperties: false,
+        properties: {
+          message: { type: "string", pattern: "\\(request id: req_[A-Za-z0-9_-]{22}\\)$", description: "Ends with `(request id: <id>)`" },
+          type: { const: "gateway_error" },
+          code: { type: "string", enum: PUBLIC_ERROR_CODES.map(codeText) },
+        },
+      },
+    },
+  },
+  ImageGenerationRequest: {
+    type: "object",
+    required: ["model", "prompt"],
+    additionalProperties: false,
+    properties: IMAGE_FIELDS,
+  },
+  ImageEditRequest: {
+    type: "object",
+    required: ["image", "prompt"],
+    properties: {
+      image: {
+        description: "The image to edit; several as `image[]`",
+        oneOf: [{ type: "string", contentMediaType: "application/octet-stream" }, { type: "array", items: { type: "string", contentMediaType: "application/octet-stream" } }],
+      },
+      "image[]": { type: "array", items: { type: "string", contentMediaType: "application/octet-stream" } },
+      mask: { type: "string", contentMediaType: "application/octet-stream", description: "Optional PNG whose transparent pixels mark where to edit" },
+      ...IMAGE_FIELDS,
+    },
+  },
+  ImagesResponse: {
+    type: "object",
+    required: ["created", "data"],
+    additionalProperties: false,
+    properties: {
+      created: { type: "integer", description: "Unix seconds, when the job finished" },
+      data: { type: "array", minItems: 1, items: ref("Image") },
+    },
+  },
+  Image: {
+    oneOf: [
+      { type: "object", required: ["url"], additionalProperties: false, properties: { url: { type: "string", pattern: "^https?://[^ ]+/v1/files/img_[A-Za-z0-9_-]+\\.(png|jpeg|webp)\\?expires=[0-9]+&sig=[A-Za-z0-9_-]+$" } } },
+      { type: "object", required: ["b64_json"], additionalProperties: false, properties: { b64_json: { type: "string", pattern: "^[A-Za-z0-9+/]*={0,2}$", description: "The image in base64" } } },
+    ],
+  },
+  ImageLinks: {
+    type: "object",
+    required: ["created", "data"],
+    additionalProperties: false,
+    description: "A finished job's images, always as links",
+    properties: {
+      created: { type: "integer" },
+      data: { type: "array", items: { type: "object", required: ["url"], additionalProperties: false, properties: { url: { type: "string" } } } },
+    },
+  },
+  JobRunning: {
+    type: "object",
+    required: ["id", "object", "status", "created"],
+    additionalProperties: false,
+    properties: { id: ref("RequestId"), object: { const: "image.generation" }, status: { const: "running" }, created: { type: "integer" } },
+  },
+  RequestId: { type: "string", pattern: "^req_[A-Za-z0-9_-]{22}$" },
+  Model: {
+    type: "object",
+    required: ["id", "object", "created", "owned_by", "family", "tiers", "edits", "sandbox", "channels"],
+    additionalProperties: false,
+    properties: {
+      id: { type: "string" },
+      object: { const: "model" },
+      created: { type: "integer" },
+      owned_by: { type: "string", enum: ["orvado", "orvado-sandbox"] },
+      family: { type: "string", enum: ["alpha", "beta"] },
+      tiers: { type: "array", items: { type: "string", enum: ["1K", "2K", "4K"] } },
+      edits: { type: "boolean", description: "Whether POST /v1/images/edits takes this model" },
+      sandbox: { type: "boolean" },
+      note: { type: "string" },
+      channels: {
+        type: "array",
+        items: {
+          type: "object",
+          required: ["name", "provider", "healthy"],
+          additionalProperties: false,
+          properties: { name: { type: "string" }, provider: { type: "string" }, healthy: { type: "boolean" } },
+        },
+      },
+    },
+  },
+  ModelList: {
+    type: "object",
+    required: ["object", "data"],
+    additionalProperties: false,
+    properties: { object: { const: "list" }, data: { type: "array", items: ref("Model") } },
+  },
+  CostRecord: {
+    type: "object",
+    additionalProperties: false,
+    required: [
+      "request_id", "status", "model", "size", "tier", "images_requested", "images_delivered", "currency",
+      "unit_price_usd", "unit_price_micros", "amount_usd", "amount_micros", "created_at", "settled_at",
+    ],
+    properties: {
+      request_id: ref("RequestId"),
+      status: { type: "string", enum: ["pending", "charged", "not_charged"] },
+      model: { type: "string" },
+      size: { type: "string" },
+      tier: { type: "string", enum: ["1K", "2K", "4K"] },
+      images_requested: { type: "integer", minimum: 1 },
+      images_delivered: { type: "integer", minimum: 0 },
+      currency: { const: "USD" },
+      unit_price_usd: { type: "string", pattern: "^[0-9]+\\.[0-9]{6}$" },
+      unit_price_micros: { type: "integer", minimum: 0 },
+      amount_usd: { type: "string", pattern: "^[0-9]+\\.[0-9]{6}$", description: "What was charged; 0 until settled and for a failure" },
+      amount_micros: { type: "integer", minimum: 0 },
+      created_at: { type: "string", format: "date-time" },
+      settled_at: { anyOf: [{ type: "string", format: "date-time" }, { type: "null" }] },
+    },
+  },
+};
+
+const imageFile = { description: "The image, binary", content: ["image/png", "image/jpeg", "image/webp"].reduce((all, type) => ({ ...all, [type]: {} }), {}) };
+
+const paths: Record<string, Json> = {
+  "/v1/images/generations": {
+    post: {
+      operationId: "createImage",
+      tags: ["images"],
+      summary: "Create images from a prompt (spec 4.1); synchronous, up to 10 minutes",
+      security: [{ bearer: [] }],
+      parameters: [{ name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", pattern: "^[\\x21-\\x7E]{1,255}$" }, description: "A retry with the same key and body answers as the original (24 h)" }],
+      requestBody: { required: true, content: { "application/json": { schema: ref("ImageGenerationRequest") } } },
+      responses: {
+        "200": json(ref("ImagesResponse"), "The images; `Idempotent-Replayed: true` on an idempotent retry"),
+        ...errors(...BODY_ROUTE, ...KEY, ...IMAGE_REQUEST, ...ANY_ROUTE),
+      },
+    },
+  },
+  "/v1/images/generations/{request_id}": {
+    get: {
+      operationId: "getImageGeneration",
+      tags: ["images"],
+      summary: "The state or stored result of one of the account's requests",
+      security: [{ bearer: [] }],
+      parameters: [{ name: "request_id", in: "path", required: true, schema: { type: "string" } }],
+      responses: {
+        "200": json(ref("ImageLinks"), "The job finished with images"),
+        "202": json(ref("JobRunning"), "The job is still running", { "Retry-After": RETRY_AFTER }),
+        ...errors(...KEY, ErrorCode.NOT_FOUND, ErrorCode.LINK_EXPIRED, ErrorCode.ASYNC_IMAGE_FAILED, ErrorCode.INVALID_FIELD, ...ANY_ROUTE),
+      },
+    },
+  },
+  "/v1/images/edits": {
+    post: {
+      operationId: "createImageEdit",
+      tags: ["images"],
+      summary: "Edit images (multipart); a model that does not edit answers 400 edits_not_available",
+      security: [{ bearer: [] }],
+      requestBody: { required: true, content: { "multipart/form-data": { schema: ref("ImageEditRequest") } } },
+      responses: {
+        "200": json(ref("ImagesResponse"), "The edited images"),
+        ...errors(...BODY_ROUTE, ErrorCode.EDITS_NOT_AVAILABLE, ...KEY, ...IMAGE_REQUEST, ...ANY_ROUTE),
+      },
+    },
+  },
+  "/v1/models": {
+    get: {
+      operationId: "listModels",
+      tags: ["models"],
+      summary: "The model catalog in OpenAI's list shape",
+      responses: { "200": json(ref("ModelList"), "Every model"), ...errors(...ANY_ROUTE) },
+    },
+  },
+  "/v1/models/{model}": {
+    get: {
+      operationId: "retrieveModel",
+      tags: ["models"],
+      summary: "One model (the openai SDK's models.retrieve)",
+      parameters: [{ name: "model", in: "path", required: true, schema: { type: "string" } }],
+      responses: { "200": json(ref("Model"), "The model"), ...errors(ErrorCode.NOT_FOUND, ...ANY_ROUTE) },
+    },
+  },
+  "/api/cost/request/{request_id}": {
+    get: {
+      operationId: "getCost",
+      tags: ["cost"],
+      summary: "The cost record of a request (spec 4.2); no key needed, limited per client address",
+      parameters: [{ name: "request_id", in: "path", required: true, schema: { type: "string" } }],
+      responses: { "200": json(ref("CostRecord"), "The cost record"), ...errors(ErrorCode.NOT_FOUND, ErrorCode.TOO_MANY_ATTEMPTS, ...ANY_ROUTE) },
+    },
+  },
+  "/v1/files/{file}": {
+    get: {
+      operationId: "getImageFile",
+      tags: ["images"],
+      summary: "An image by its signed, expiring link (`<image id>.<png|jpeg|webp>`)",
+      parameters: [
+        { name: "file", in: "path", required: true, schema: { type: "string", pattern: "^img_[A-Za-z0-9_-]+\\.(png|jpeg|webp)$" } },
+        { name: "expires", in: "query", required: true, schema: { type: "string", pattern: "^[0-9]+$" } },
+        { name: "sig", in: "query", required: true, schema: { type: "string" } },
+      ],
+      responses: {
+        "200": { ...imageFile, headers: REQUEST_ID_HEADER },
+        ...errors(ErrorCode.NOT_FOUND, ErrorCode.LINK_EXPIRED, ErrorCode.INVALID_REQUEST, ...ANY_ROUTE),
+      },
+    },
+  },
+  "/healthz": {
+    get: {
+      operationId: "health",
+      tags: ["operations"],
+      summary: "Edge liveness",
+      responses: { "200": json({ type: "object", required: ["status"], properties: { status: { const: "ok" } } }, "The edge is up") },
+    },
+  },
+  "/metrics": {
+    get: {
+      operationId: "metrics",
+      tags: ["operations"],
+      summary: "Prometheus metrics of the edge and of generation",
+      responses: { "200": { description: "Prometheus text exposition", headers: REQUEST_ID_HEADER, content: { "text/plain": { schema: { type: "string" } } } }, ...errors(...ANY_ROUTE) },
+    },
+  },
+  "/": {
+    get: {
+      operationId: "root",
+      tags: ["operations"],
+      summary: "A browser (Accept: text/html) is sent to the console; API clients get 404",
+      responses: { "302": { description: "To /console", headers: { ...REQUEST_ID_HEADER, Location: { schema: { const: "/console" } } } }, ...errors(ErrorCode.NOT_FOUND) },
+    },
+  },
+  "/docs": {
+    get: {
+      operationId: "docs",
+      tags: ["operations"],
+      summary: "This document in a browser (Swagger UI, served from this origin)",
+      responses: { "200": { description: "The viewer page", headers: REQUEST_ID_HEADER, content: { "text/html": { schema: { type: "string" } } } }, "304": { description: "Not modified (ETag)" } },
+    },
+  },
+  "/docs/{file}": {
+    get: {
+      operationId: "docsFile",
+      tags: ["operations"],
+      summary: "The viewer's files",
+      parameters: [{ name: "file", in: "path", required: true, schema: { type: "string" } }],
+      responses: {
+        "200": { description: "A script, stylesheet or icon", headers: REQUEST_ID_HEADER, content: { "text/javascript": {}, "text/css": {}, "image/png": {} } },
+        "304": { description: "Not modified (ETag)" },
+        ...errors(ErrorCode.NOT_FOUND),
+      },
+    },
+  },
+  "/openapi.json": {
+    get: { operationId: "openapi", tags: ["operations"], summary: "This document", responses: { "200": json({ type: "object", required: ["openapi"] }, "OpenAPI 3.1") } },
+  },
+};
+
+const errorTable = PUBLIC_ERROR_CODES.map((code) => `| \`${codeText(code)}\` | ${httpStatusFor(code)} |`).join("\n");
+
+export interface OpenApiDocument extends Json {
+  paths: Record<string, Json>;
+  info: Json & { description: string };
+  components: Json & { schemas: Record<string, Schema> };
+}
+
+export const OPENAPI_DOCUMENT: OpenApiDocument = {
+  openapi: "3.1.0",
+  jsonSchemaDialect: "https://spec.openapis.org/oas/3.1/dialect/base",
+  info: {
+    title: "Orvado image generation API",
+    version: "1.0",
+    summary: "OpenAI-compatible image generation billed in USD from a prepaid balance",
+    description:
+      "Point an OpenAI SDK at `<base>/v1`. Every response carries `X-Gateway-Request-Id`; every error has the body " +
+      "`{error: {message, type: \"gateway_error\", code}}`. docs/api.md describes each field and rule.\n\n" +
+      `| Error code | HTTP status |\n|---|---|\n${errorTable}`,
+  },
+  servers: [{ url: "/" }],
+  tags: [
+    { name: "images", description: "Generate and edit images, look up a request, download files" },
+    { name: "models", description: "The model catalog" },
+    { name: "cost", description: "What a request cost" },
+    { name: "operations", description: "Liveness, metrics, this document" },
+  ],
+  components: {
+    securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key `td-…` from the console's Tokens page" } },
+    headers: { RequestId: { description: "This request's id, for the cost lookup or support", required: true, schema: ref("RequestId") } },
+    schemas,
+  },
+  paths,
+};

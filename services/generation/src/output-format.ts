@@ -1,0 +1,37 @@
+import sharp from "sharp";
+import type { OutputFormat, OutputSpec } from "./validate.ts";
+
+// The image a client asked for (output_format, output_compression), whatever the
+// upstream returned: every provider's answer is first fitted to the requested size
+// as a PNG (providers/fit.ts), then encoded here. EXIF is kept, so the sandbox's
+// mark of its own output survives the conversion.
+
+export const CONTENT_TYPES: ReadonlyMap<OutputFormat, string> = new Map([
+  ["png", "image/png"],
+  ["jpeg", "image/jpeg"],
+  ["webp", "image/webp"],
+]);
+
+/** The file extension of an image link for a stored content type ("png" for anything unknown). */
+export function extensionFor(contentType: string): string {
+  for (const [format, type] of CONTENT_TYPES) if (type === contentType) return format;
+  return "png";
+}
+
+/** OpenAI's default output_compression is 100: the encoder's best quality. */
+const DEFAULT_QUALITY = 100;
+
+export interface EncodedImage {
+  bytes: Buffer;
+  contentType: string;
+}
+
+export async function encodeImage(png: Buffer, output: OutputSpec): Promise<EncodedImage> {
+  const contentType = CONTENT_TYPES.get(output.format)!;
+  if (output.format === "png") return { bytes: png, contentType };
+  const quality = output.compression ?? DEFAULT_QUALITY;
+  const image = sharp(png).keepExif();
+  // JPEG has no alpha: transparent pixels become white rather than black.
+  const bytes = output.format === "jpeg" ? await image.flatten({ background: "#ffffff" }).jpeg({ quality }).toBuffer() : await image.webp({ quality }).toBuffer();
+  return { bytes, contentType };
+}

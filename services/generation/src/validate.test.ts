@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { create } from "@bufbuild/protobuf";
+import { CreateImageRequestSchema, ErrorCode } from "@orvado/proto";
+import { parseCatalog } from "./catalog.ts";
+import { validateImageRequest } from "./validate.ts";
+
+// The catalog's rules for the OpenAI fields (docs/api.md): background and moderation only
+// where every channel's provider takes them; the output fields' closed sets. In process.
+
+const channel = (name: string, provider: string) =>
+  provider === "sandbox" ? { name, provider, capacity: 1 } : { name, provider, upstreamModel: "m", apiKeyEnv: "K", baseUrl: "https://example.test/v1", capacity: 1 };
+const catalog = parseCatalog({
+  models: [
+    { id: "openai-only", family: "alpha", tiers: ["1K"], channels: [channel("a", "openai"), channel("b", "openai-compatible")] },
+    { id: "mixed", family: "alpha", tiers: ["1K"], channels: [channel("a", "openai"), channel("g", "google"), channel("s", "sandbox")] },
+  ],
+});
+const request = (fields: Record<string, unknown>) => create(CreateImageRequestSchema, { requestId: "r", accountId: "a", keyId: "k", prompt: "x", ...fields });
+
+describe("validateImageRequest: OpenAI fields", () => {
+  it("passes background and moderation on for a model whose every channel takes them", () => {
+    const check = validateImageRequest(request({ model: "openai-only", background: "transparent", moderation: "low" }), catalog, 4);
+    expect(check.ok && [check.spec.background, check.spec.moderation]).toEqual(["transparent", "low"]);
+  });
+
+  it("refuses them for a model with any channel that does not, naming the model and those providers", () => {
+    for (const field of ["background", "moderation"] as const) {
+      const check = validateImageRequest(request({ model: "mixed", [field]: "auto" }), catalog, 4);
+      expect(check).toMatchObject({ ok: false, refusal: { code: ErrorCode.INVALID_FIELD } });
+      expect(!check.ok && check.refusal.message).toMatch(new RegExp(`^The model mixed does not take ${field}: its channels use google, sandbox`));
+    }
+  });
+
+  it("defaults output to png and reads jpeg and webp with their compression", () => {
+    expect(validateImageRequest(request({ model: "mixed" }), catalog, 4)).toMatchObject({ ok: true, spec: { output: { format: "png", compression: undefined } } });
+    expect(validateImageRequest(request({ model: "mixed", outputFormat: "webp", outputCompression: 40 }), catalog, 4)).toMatchObject({ ok: true, spec: { output: { format: "webp", compression: 40 } } });
+  });
+
+  it("holds a caller over RPC to the same closed sets as the edge", () => {
+    for (const fields of [{ outputFormat: "gif" }, { outputFormat: "png", outputCompression: 50 }, { outputFormat: "jpeg", outputCompression: 101 }, { background: "green" }, { moderation: "off" }, { user: "u".repeat(257) }]) {
+      expect(validateImageRequest(request({ model: "openai-only", ...fields }), catalog, 4)).toMatchObject({ ok: false, refusal: { code: ErrorCode.INVALID_FIELD } });
+    }
+  });
+});

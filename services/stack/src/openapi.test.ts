@@ -1,0 +1,128 @@
+import { existsSync } from "node:fs";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { validate } from "@readme/openapi-parser";
+import { chromium } from "playwright-core";
+import { OPENAPI_DOCUMENT, PUBLIC_ERROR_CODES } from "@orvado/edge/openapi";
+import { codeText } from "@orvado/core";
+import { startTestStack, type TestStack } from "./harness.ts";
+import { openApiProblems, openApiViolations, validatingFetch } from "./openapi-validation.ts";
+
+// Issue I item 4 over real HTTP (the whole stack, gRPC between the services): the
+// OpenAPI document served at /openapi.json is valid OpenAPI 3.1, and its viewer at
+// /docs loads from this origin only (no CDN) and renders the operations in Chromium.
+
+const CHROMIUM = process.env.CONSOLE_TEST_CHROMIUM ?? "/usr/bin/chromium";
+let stack: TestStack;
+
+// This suite's own calls are validated against the document too.
+const fetch = validatingFetch();
+afterEach(() => {
+  expect(openApiViolations.splice(0)).toEqual([]);
+});
+
+beforeAll(async () => {
+  stack = await startTestStack();
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe("/openapi.json", () => {
+  it("is the document of services/edge, and valid OpenAPI 3.1", async () => {
+    const response = await fetch(`${stack.edgeUrl}/openapi.json`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const served = (await response.json()) as any;
+    expect(served).toEqual(JSON.parse(JSON.stringify(OPENAPI_DOCUMENT)));
+    expect(served.openapi).toBe("3.1.0");
+    const result = await validate(served);
+    expect(result.valid ? [] : result.errors).toEqual([]);
+  });
+
+  it("a broken document is refused by the same check (the check can fail)", async () => {
+    const broken = JSON.parse(JSON.stringify(OPENAPI_DOCUMENT));
+    broken.paths["/v1/models"].get.responses["200"] = { content: {} }; // a response needs a description
+    expect((await validate(broken)).valid).toBe(false);
+  });
+
+  it("lists every error code with its status, and the operations the issue names", () => {
+    const codes = (OPENAPI_DOCUMENT.components.schemas.Error as { properties: { error: { properties: { code: { enum: string[] } } } } }).properties.error.properties.code.enum;
+    expect(codes).toEqual(PUBLIC_ERROR_CODES.map(codeText));
+    for (const code of codes) expect(OPENAPI_DOCUMENT.info.description).toContain(`| \`${code}\` |`);
+    const paths = OPENAPI_DOCUMENT.paths as Record<string, Record<string, unknown>>;
+    expect(Object.keys(paths["/v1/images/generations"]!)).toEqual(["post"]);
+    expect(Object.keys(paths["/v1/images/generations/{request_id}"]!)).toEqual(["get"]);
+    expect(Object.keys(paths["/v1/images/edits"]!)).toEqual(["post"]);
+    expect(Object.keys(paths["/v1/models/{model}"]!)).toEqual(["get"]);
+    expect(Object.keys(paths["/api/cost/request/{request_id}"]!)).toEqual(["get"]);
+    expect(Object.keys(paths["/v1/files/{file}"]!)).toEqual(["get"]);
+    const edits = paths["/v1/images/edits"]!.post as { requestBody: { content: Record<string, unknown> }; responses: Record<string, { description: string }> };
+    expect(Object.keys(edits.requestBody.content)).toEqual(["multipart/form-data"]);
+    expect(edits.responses["400"]!.description).toContain("`edits_not_available`");
+  });
+});
+
+describe("the response validator", () => {
+  // It must catch what it exists for, or a green suite means nothing.
+  const answer = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+    new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "x-gateway-request-id": "req_AAAAAAAAAAAAAAAAAAAAAA", "x-request-id": "req_AAAAAAAAAAAAAAAAAAAAAA", ...headers } });
+  const url = (path: string) => new URL(`http://127.0.0.1${path}`);
+  it("accepts a documented answer", async () => {
+    expect(await openApiProblems("GET", url("/v1/models/beta"), answer(200, { id: "beta", object: "model", created: 1, owned_by: "orvado", family: "beta", tiers: ["1K"], edits: false, sandbox: false, channels: [] }))).toEqual([]);
+  });
+  it("refuses a body off its schema, an undocumented status, a missing request id and a wrong content type", async () => {
+    expect(await openApiProblems("GET", url("/v1/models/beta"), answer(200, { id: "beta" }))).not.toEqual([]);
+    expect(await openApiProblems("GET", url("/v1/models"), answer(418, {}))).toEqual(["GET /v1/models → 418: status 418 is not documented for GET /v1/models"]);
+    const noId = new Response(JSON.stringify({ status: "ok" }), { status: 200, headers: { "content-type": "application/json" } });
+    expect(await openApiProblems("GET", url("/healthz"), noId)).toEqual(["GET /healthz → 200: header X-Gateway-Request-Id is missing", "GET /healthz → 200: header x-request-id is missing"]);
+    expect(await openApiProblems("GET", url("/healthz"), answer(200, "ok", { "content-type": "text/plain" }))).toHaveLength(1);
+    const error = { error: { message: "x (request id: req_AAAAAAAAAAAAAAAAAAAAAA)", type: "gateway_error", code: "no_such_code" } };
+    expect(await openApiProblems("GET", url("/v1/models/x"), answer(404, error))).not.toEqual([]);
+  });
+  it("holds an undocumented path to the catch-all 404", async () => {
+    expect(await openApiProblems("GET", url("/v1/nothing"), answer(200, {}))).not.toEqual([]);
+    const notFound = { error: { message: "No route (request id: req_AAAAAAAAAAAAAAAAAAAAAA)", type: "gateway_error", code: "not_found" } };
+    expect(await openApiProblems("GET", url("/v1/nothing"), answer(404, notFound))).toEqual([]);
+  });
+});
+
+describe("/docs", () => {
+  it("serves the viewer page and its files from this origin, with no inline script", async () => {
+    const page = await fetch(`${stack.edgeUrl}/docs`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+    const sources = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+    expect(sources).toEqual(["/docs/swagger-ui.css", "/docs/favicon-32x32.png", "/docs/swagger-ui-bundle.js", "/docs/init.js"]);
+    expect(html).not.toMatch(/<script>[^<]/);
+    for (const source of sources) {
+      const file = await fetch(`${stack.edgeUrl}${source}`);
+      expect(file.status).toBe(200);
+      expect((await file.arrayBuffer()).byteLength).toBeGreaterThan(0);
+    }
+    expect((await fetch(`${stack.edgeUrl}/docs/package.json`)).status).toBe(404);
+  });
+
+  it("renders every operation of the document in Chromium, with no page error or CSP refusal", { timeout: 120_000 }, async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`Chromium is not installed at ${CHROMIUM} (apt-get install -y chromium)`);
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
+    try {
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      const external: string[] = [];
+      page.on("pageerror", (error) => problems.push(error.message));
+      page.on("console", (message) => message.type() === "error" && problems.push(`${message.text()} ${message.location().url}`));
+      page.on("request", (request) => !request.url().startsWith(stack.edgeUrl) && !request.url().startsWith("data:") && external.push(request.url()));
+      await page.goto(`${stack.edgeUrl}/docs`);
+      await page.getByText("Orvado image generation API").first().waitFor();
+      const operations = await page.locator(".opblock-summary-path").allTextContents();
+      const documented = Object.entries(OPENAPI_DOCUMENT.paths).flatMap(([path, item]) => Object.keys(item).map(() => path));
+      expect(operations.map((text) => text.replace(/\u200b/g, "")).sort()).toEqual(documented.sort());
+      expect(problems).toEqual([]);
+      expect(external).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+});
