@@ -8,7 +8,8 @@ import type { JobRunner } from "./jobs.ts";
 import type { ImageStore } from "./storage/store.ts";
 import { checkImageLink } from "./storage/signed-links.ts";
 import { findImage } from "./job-store.ts";
-import { lookupJob } from "./job-lookup.ts";
+import { lookupJob, lookupJobDetail } from "./job-lookup.ts";
+import { channelStatsRows, channelWindowStats } from "./channel-stats.ts";
 import type { GenerationMetrics } from "./metrics.ts";
 
 const CHUNK_BYTES = 256 * 1024;
@@ -33,11 +34,20 @@ export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunn
       },
       async getJob(req) {
         // Another account's job is "not found", never "forbidden": ids must not leak.
-        const state = await lookupJob(deps, req.requestId, req.accountId, "url");
-        if (!state) throw new ConnectError("no such request", Code.NotFound);
-        if (state.case === "running") return { state: { case: "running", value: { createdUnix: state.createdUnix } } };
-        if (state.case === "images") return { state: { case: "images", value: state.value } };
-        return { state: { case: "failure", value: state.value } };
+        const [state, detail] = await Promise.all([
+          lookupJob(deps, req.requestId, req.accountId, "url"),
+          lookupJobDetail(deps.db, req.requestId, req.accountId),
+        ]);
+        if (!state || !detail) throw new ConnectError("no such request", Code.NotFound);
+        if (state.case === "running") return { state: { case: "running", value: { createdUnix: state.createdUnix } }, detail };
+        if (state.case === "images") return { state: { case: "images", value: state.value }, detail };
+        return { state: { case: "failure", value: state.value }, detail };
+      },
+      async getChannelStats(req) {
+        if (req.hours > 720) throw new ConnectError("hours must be 1..720", Code.InvalidArgument);
+        const hours = req.hours || 24;
+        const models = [...deps.catalog.values()].map((model) => ({ id: model.id, channels: deps.jobs.channels.health(model) }));
+        return { hours, channels: channelStatsRows(models, await channelWindowStats(deps.db, hours)) };
       },
       getMetrics: () => deps.metrics.exposition(),
       async *readImage(req) {

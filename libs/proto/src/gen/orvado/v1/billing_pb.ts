@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file orvado/v1/billing.proto.
  */
 export const file_orvado_v1_billing: GenFile = /*@__PURE__*/
-  fileDesc("ChdvcnZhZG8vdjEvYmlsbGluZy5wcm90bxIJb3J2YWRvLnYxItIBCg5SZXNlcnZlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEh0KEGtleV9saW1pdF9taWNyb3MYBCABKANIAIgBARINCgVtb2RlbBgFIAEoCRIdCgR0aWVyGAYgASgOMg8ub3J2YWRvLnYxLlRpZXISDAoEc2l6ZRgHIAEoCRIYChBpbWFnZXNfcmVxdWVzdGVkGAggASgNQhMKEV9rZXlfbGltaXRfbWljcm9zImgKBEhvbGQSEgoKcmVxdWVzdF9pZBgBIAEoCRIZChF1bml0X3ByaWNlX21pY3JvcxgCIAEoAxIVCg1hbW91bnRfbWljcm9zGAMgASgDEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgEIAEoAyJjCg9SZXNlcnZlUmVzcG9uc2USHwoEaG9sZBgBIAEoCzIPLm9ydmFkby52MS5Ib2xkSAASJQoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSABCCAoGcmVzdWx0IloKDFRvcFVwUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhUKDWFtb3VudF9taWNyb3MYAiABKAMSDAoEbm90ZRgDIAEoCRIRCgl0b3BfdXBfaWQYBCABKAkiZAoHQmFsYW5jZRISCgphY2NvdW50X2lkGAEgASgJEhYKDmJhbGFuY2VfbWljcm9zGAIgASgDEhMKC2hlbGRfbWljcm9zGAMgASgDEhgKEGF2YWlsYWJsZV9taWNyb3MYBCABKAMiXwoNQWRqdXN0UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhUKDWFtb3VudF9taWNyb3MYAiABKAMSDAoEbm90ZRgDIAEoCRIVCg1hZGp1c3RtZW50X2lkGAQgASgJIjUKDkFkanVzdFJlc3BvbnNlEiMKB2JhbGFuY2UYASABKAsyEi5vcnZhZG8udjEuQmFsYW5jZSI0Cg1Ub3BVcFJlc3BvbnNlEiMKB2JhbGFuY2UYASABKAsyEi5vcnZhZG8udjEuQmFsYW5jZSInChFHZXRCYWxhbmNlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJIjkKEkdldEJhbGFuY2VSZXNwb25zZRIjCgdiYWxhbmNlGAEgASgLMhIub3J2YWRvLnYxLkJhbGFuY2UizQIKCkNvc3RSZWNvcmQSEgoKcmVxdWVzdF9pZBgBIAEoCRIlCgZzdGF0dXMYAiABKA4yFS5vcnZhZG8udjEuQ29zdFN0YXR1cxINCgVtb2RlbBgDIAEoCRIMCgRzaXplGAQgASgJEh0KBHRpZXIYBSABKA4yDy5vcnZhZG8udjEuVGllchIYChBpbWFnZXNfcmVxdWVzdGVkGAYgASgNEhgKEGltYWdlc19kZWxpdmVyZWQYByABKA0SGQoRdW5pdF9wcmljZV9taWNyb3MYCCABKAMSFQoNYW1vdW50X21pY3JvcxgJIAEoAxIaChJjcmVhdGVkX2F0X3VuaXhfbXMYCiABKAMSHwoSc2V0dGxlZF9hdF91bml4X21zGAsgASgDSACIAQESDgoGa2V5X2lkGAwgASgJQhUKE19zZXR0bGVkX2F0X3VuaXhfbXMiUAoOR2V0Q29zdFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhYKDmNsaWVudF9hZGRyZXNzGAMgASgJIlsKD0dldENvc3RSZXNwb25zZRIjCgRjb3N0GAEgASgLMhUub3J2YWRvLnYxLkNvc3RSZWNvcmQSIwoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsIksKBVByaWNlEg0KBW1vZGVsGAEgASgJEh0KBHRpZXIYAiABKA4yDy5vcnZhZG8udjEuVGllchIUCgxwcmljZV9taWNyb3MYAyABKAMiEwoRTGlzdFByaWNlc1JlcXVlc3QiNgoSTGlzdFByaWNlc1Jlc3BvbnNlEiAKBnByaWNlcxgBIAMoCzIQLm9ydmFkby52MS5QcmljZSKAAQoPU2V0UHJpY2VSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEh0KBHRpZXIYAiABKA4yDy5vcnZhZG8udjEuVGllchIUCgxwcmljZV9taWNyb3MYAyABKAMSDQoFYWN0b3IYBCABKAkSDAoEbm90ZRgFIAEoCRIMCgRmcmVlGAYgASgIItUBCgtQcmljZUNoYW5nZRIRCgljaGFuZ2VfaWQYASABKAMSDQoFbW9kZWwYAiABKAkSHQoEdGllchgDIAEoDjIPLm9ydmFkby52MS5UaWVyEh0KEG9sZF9wcmljZV9taWNyb3MYBCABKANIAIgBARIYChBuZXdfcHJpY2VfbWljcm9zGAUgASgDEg0KBWFjdG9yGAYgASgJEgwKBG5vdGUYByABKAkSGgoSY2hhbmdlZF9hdF91bml4X21zGAggASgDQhMKEV9vbGRfcHJpY2VfbWljcm9zIlsKEFNldFByaWNlUmVzcG9uc2USHwoFcHJpY2UYASABKAsyEC5vcnZhZG8udjEuUHJpY2USJgoGY2hhbmdlGAIgASgLMhYub3J2YWRvLnYxLlByaWNlQ2hhbmdlIjcKF0xpc3RQcmljZUNoYW5nZXNSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg0KBWxpbWl0GAIgASgNIkMKGExpc3RQcmljZUNoYW5nZXNSZXNwb25zZRInCgdjaGFuZ2VzGAEgAygLMhYub3J2YWRvLnYxLlByaWNlQ2hhbmdlIt0BChZMaXN0Q29zdFJlY29yZHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoGa2V5X2lkGAIgASgJSACIAQESEgoFbW9kZWwYAyABKAlIAYgBARIZCgxmcm9tX3VuaXhfbXMYBCABKANIAogBARIXCgp0b191bml4X21zGAUgASgDSAOIAQESDQoFbGltaXQYBiABKA0SDgoGY3Vyc29yGAcgASgJQgkKB19rZXlfaWRCCAoGX21vZGVsQg8KDV9mcm9tX3VuaXhfbXNCDQoLX3RvX3VuaXhfbXMiVgoXTGlzdENvc3RSZWNvcmRzUmVzcG9uc2USJgoHcmVjb3JkcxgBIAMoCzIVLm9ydmFkby52MS5Db3N0UmVjb3JkEhMKC25leHRfY3Vyc29yGAIgASgJIjgKFEdldFNwZW5kQnlEYXlSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDAoEZGF5cxgCIAEoDSJBCghEYXlTcGVuZBIMCgRkYXRlGAEgASgJEhUKDWFtb3VudF9taWNyb3MYAiABKAMSEAoIcmVxdWVzdHMYAyABKA0iOgoVR2V0U3BlbmRCeURheVJlc3BvbnNlEiEKBGRheXMYASADKAsyEy5vcnZhZG8udjEuRGF5U3BlbmQiOQoSR2V0S2V5U3BlbmRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHa2V5X2lkcxgCIAMoCSJICghLZXlTcGVuZBIOCgZrZXlfaWQYASABKAkSFwoPY2FwdHVyZWRfbWljcm9zGAIgASgDEhMKC2hlbGRfbWljcm9zGAMgASgDIjgKE0dldEtleVNwZW5kUmVzcG9uc2USIQoEa2V5cxgBIAMoCzITLm9ydmFkby52MS5LZXlTcGVuZCJ9ChNHZXRTdGF0ZW1lbnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSGQoMZnJvbV91bml4X21zGAIgASgDSACIAQESFwoKdG9fdW5peF9tcxgDIAEoA0gBiAEBQg8KDV9mcm9tX3VuaXhfbXNCDQoLX3RvX3VuaXhfbXMi0AEKDlN0YXRlbWVudEVudHJ5EhAKCGVudHJ5X2lkGAEgASgDEgwKBGtpbmQYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCRIOCgZrZXlfaWQYBCABKAkSFQoNYW1vdW50X21pY3JvcxgFIAEoAxIcChRiYWxhbmNlX2FmdGVyX21pY3JvcxgGIAEoAxIZChFoZWxkX2FmdGVyX21pY3JvcxgHIAEoAxIOCgZyZWFzb24YCCABKAkSGgoSY3JlYXRlZF9hdF91bml4X21zGAkgASgDItABChRHZXRTdGF0ZW1lbnRSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEh4KFm9wZW5pbmdfYmFsYW5jZV9taWNyb3MYAiABKAMSGwoTb3BlbmluZ19oZWxkX21pY3JvcxgDIAEoAxIqCgdlbnRyaWVzGAQgAygLMhkub3J2YWRvLnYxLlN0YXRlbWVudEVudHJ5Eh4KFmNsb3NpbmdfYmFsYW5jZV9taWNyb3MYBSABKAMSGwoTY2xvc2luZ19oZWxkX21pY3JvcxgGIAEoAyIVChNSZXBsYXlMZWRnZXJSZXF1ZXN0ImEKEFJlcGxheURpZmZlcmVuY2USEgoKcHJvamVjdGlvbhgBIAEoCRIKCgJpZBgCIAEoCRINCgVmaWVsZBgDIAEoCRIMCgRsaXZlGAQgASgDEhAKCHJlcGxheWVkGAUgASgDIqgBChRSZXBsYXlMZWRnZXJSZXNwb25zZRIYChBhY2NvdW50c19jaGVja2VkGAEgASgNEhQKDGtleXNfY2hlY2tlZBgCIAEoDRIYChByZXF1ZXN0c19jaGVja2VkGAMgASgNEhQKDGVudHJpZXNfcmVhZBgEIAEoBBIwCgtkaWZmZXJlbmNlcxgFIAMoCzIbLm9ydmFkby52MS5SZXBsYXlEaWZmZXJlbmNlKngKCkNvc3RTdGF0dXMSGwoXQ09TVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNDT1NUX1NUQVRVU19QRU5ESU5HEAESFwoTQ09TVF9TVEFUVVNfQ0hBUkdFRBACEhsKF0NPU1RfU1RBVFVTX05PVF9DSEFSR0VEEAMy5QcKDkJpbGxpbmdTZXJ2aWNlEkAKB1Jlc2VydmUSGS5vcnZhZG8udjEuUmVzZXJ2ZVJlcXVlc3QaGi5vcnZhZG8udjEuUmVzZXJ2ZVJlc3BvbnNlEjoKBVRvcFVwEhcub3J2YWRvLnYxLlRvcFVwUmVxdWVzdBoYLm9ydmFkby52MS5Ub3BVcFJlc3BvbnNlEj0KBkFkanVzdBIYLm9ydmFkby52MS5BZGp1c3RSZXF1ZXN0Ghkub3J2YWRvLnYxLkFkanVzdFJlc3BvbnNlEkkKCkdldEJhbGFuY2USHC5vcnZhZG8udjEuR2V0QmFsYW5jZVJlcXVlc3QaHS5vcnZhZG8udjEuR2V0QmFsYW5jZVJlc3BvbnNlEkAKB0dldENvc3QSGS5vcnZhZG8udjEuR2V0Q29zdFJlcXVlc3QaGi5vcnZhZG8udjEuR2V0Q29zdFJlc3BvbnNlEkkKCkxpc3RQcmljZXMSHC5vcnZhZG8udjEuTGlzdFByaWNlc1JlcXVlc3QaHS5vcnZhZG8udjEuTGlzdFByaWNlc1Jlc3BvbnNlEkMKCFNldFByaWNlEhoub3J2YWRvLnYxLlNldFByaWNlUmVxdWVzdBobLm9ydmFkby52MS5TZXRQcmljZVJlc3BvbnNlElsKEExpc3RQcmljZUNoYW5nZXMSIi5vcnZhZG8udjEuTGlzdFByaWNlQ2hhbmdlc1JlcXVlc3QaIy5vcnZhZG8udjEuTGlzdFByaWNlQ2hhbmdlc1Jlc3BvbnNlElgKD0xpc3RDb3N0UmVjb3JkcxIhLm9ydmFkby52MS5MaXN0Q29zdFJlY29yZHNSZXF1ZXN0GiIub3J2YWRvLnYxLkxpc3RDb3N0UmVjb3Jkc1Jlc3BvbnNlElIKDUdldFNwZW5kQnlEYXkSHy5vcnZhZG8udjEuR2V0U3BlbmRCeURheVJlcXVlc3QaIC5vcnZhZG8udjEuR2V0U3BlbmRCeURheVJlc3BvbnNlEkwKC0dldEtleVNwZW5kEh0ub3J2YWRvLnYxLkdldEtleVNwZW5kUmVxdWVzdBoeLm9ydmFkby52MS5HZXRLZXlTcGVuZFJlc3BvbnNlEk8KDEdldFN0YXRlbWVudBIeLm9ydmFkby52MS5HZXRTdGF0ZW1lbnRSZXF1ZXN0Gh8ub3J2YWRvLnYxLkdldFN0YXRlbWVudFJlc3BvbnNlEk8KDFJlcGxheUxlZGdlchIeLm9ydmFkby52MS5SZXBsYXlMZWRnZXJSZXF1ZXN0Gh8ub3J2YWRvLnYxLlJlcGxheUxlZGdlclJlc3BvbnNlYgZwcm90bzM", [file_orvado_v1_common]);
+  fileDesc("ChdvcnZhZG8vdjEvYmlsbGluZy5wcm90bxIJb3J2YWRvLnYxItIBCg5SZXNlcnZlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEh0KEGtleV9saW1pdF9taWNyb3MYBCABKANIAIgBARINCgVtb2RlbBgFIAEoCRIdCgR0aWVyGAYgASgOMg8ub3J2YWRvLnYxLlRpZXISDAoEc2l6ZRgHIAEoCRIYChBpbWFnZXNfcmVxdWVzdGVkGAggASgNQhMKEV9rZXlfbGltaXRfbWljcm9zImgKBEhvbGQSEgoKcmVxdWVzdF9pZBgBIAEoCRIZChF1bml0X3ByaWNlX21pY3JvcxgCIAEoAxIVCg1hbW91bnRfbWljcm9zGAMgASgDEhoKEmV4cGlyZXNfYXRfdW5peF9tcxgEIAEoAyJjCg9SZXNlcnZlUmVzcG9uc2USHwoEaG9sZBgBIAEoCzIPLm9ydmFkby52MS5Ib2xkSAASJQoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSABCCAoGcmVzdWx0IloKDFRvcFVwUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhUKDWFtb3VudF9taWNyb3MYAiABKAMSDAoEbm90ZRgDIAEoCRIRCgl0b3BfdXBfaWQYBCABKAkiZAoHQmFsYW5jZRISCgphY2NvdW50X2lkGAEgASgJEhYKDmJhbGFuY2VfbWljcm9zGAIgASgDEhMKC2hlbGRfbWljcm9zGAMgASgDEhgKEGF2YWlsYWJsZV9taWNyb3MYBCABKAMiXwoNQWRqdXN0UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhUKDWFtb3VudF9taWNyb3MYAiABKAMSDAoEbm90ZRgDIAEoCRIVCg1hZGp1c3RtZW50X2lkGAQgASgJIjUKDkFkanVzdFJlc3BvbnNlEiMKB2JhbGFuY2UYASABKAsyEi5vcnZhZG8udjEuQmFsYW5jZSI0Cg1Ub3BVcFJlc3BvbnNlEiMKB2JhbGFuY2UYASABKAsyEi5vcnZhZG8udjEuQmFsYW5jZSInChFHZXRCYWxhbmNlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJIjkKEkdldEJhbGFuY2VSZXNwb25zZRIjCgdiYWxhbmNlGAEgASgLMhIub3J2YWRvLnYxLkJhbGFuY2UizQIKCkNvc3RSZWNvcmQSEgoKcmVxdWVzdF9pZBgBIAEoCRIlCgZzdGF0dXMYAiABKA4yFS5vcnZhZG8udjEuQ29zdFN0YXR1cxINCgVtb2RlbBgDIAEoCRIMCgRzaXplGAQgASgJEh0KBHRpZXIYBSABKA4yDy5vcnZhZG8udjEuVGllchIYChBpbWFnZXNfcmVxdWVzdGVkGAYgASgNEhgKEGltYWdlc19kZWxpdmVyZWQYByABKA0SGQoRdW5pdF9wcmljZV9taWNyb3MYCCABKAMSFQoNYW1vdW50X21pY3JvcxgJIAEoAxIaChJjcmVhdGVkX2F0X3VuaXhfbXMYCiABKAMSHwoSc2V0dGxlZF9hdF91bml4X21zGAsgASgDSACIAQESDgoGa2V5X2lkGAwgASgJQhUKE19zZXR0bGVkX2F0X3VuaXhfbXMiUAoOR2V0Q29zdFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhYKDmNsaWVudF9hZGRyZXNzGAMgASgJIlsKD0dldENvc3RSZXNwb25zZRIjCgRjb3N0GAEgASgLMhUub3J2YWRvLnYxLkNvc3RSZWNvcmQSIwoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsIksKBVByaWNlEg0KBW1vZGVsGAEgASgJEh0KBHRpZXIYAiABKA4yDy5vcnZhZG8udjEuVGllchIUCgxwcmljZV9taWNyb3MYAyABKAMiEwoRTGlzdFByaWNlc1JlcXVlc3QiNgoSTGlzdFByaWNlc1Jlc3BvbnNlEiAKBnByaWNlcxgBIAMoCzIQLm9ydmFkby52MS5QcmljZSKAAQoPU2V0UHJpY2VSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEh0KBHRpZXIYAiABKA4yDy5vcnZhZG8udjEuVGllchIUCgxwcmljZV9taWNyb3MYAyABKAMSDQoFYWN0b3IYBCABKAkSDAoEbm90ZRgFIAEoCRIMCgRmcmVlGAYgASgIItUBCgtQcmljZUNoYW5nZRIRCgljaGFuZ2VfaWQYASABKAMSDQoFbW9kZWwYAiABKAkSHQoEdGllchgDIAEoDjIPLm9ydmFkby52MS5UaWVyEh0KEG9sZF9wcmljZV9taWNyb3MYBCABKANIAIgBARIYChBuZXdfcHJpY2VfbWljcm9zGAUgASgDEg0KBWFjdG9yGAYgASgJEgwKBG5vdGUYByABKAkSGgoSY2hhbmdlZF9hdF91bml4X21zGAggASgDQhMKEV9vbGRfcHJpY2VfbWljcm9zIlsKEFNldFByaWNlUmVzcG9uc2USHwoFcHJpY2UYASABKAsyEC5vcnZhZG8udjEuUHJpY2USJgoGY2hhbmdlGAIgASgLMhYub3J2YWRvLnYxLlByaWNlQ2hhbmdlIjcKF0xpc3RQcmljZUNoYW5nZXNSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg0KBWxpbWl0GAIgASgNIkMKGExpc3RQcmljZUNoYW5nZXNSZXNwb25zZRInCgdjaGFuZ2VzGAEgAygLMhYub3J2YWRvLnYxLlByaWNlQ2hhbmdlIt0BChZMaXN0Q29zdFJlY29yZHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEwoGa2V5X2lkGAIgASgJSACIAQESEgoFbW9kZWwYAyABKAlIAYgBARIZCgxmcm9tX3VuaXhfbXMYBCABKANIAogBARIXCgp0b191bml4X21zGAUgASgDSAOIAQESDQoFbGltaXQYBiABKA0SDgoGY3Vyc29yGAcgASgJQgkKB19rZXlfaWRCCAoGX21vZGVsQg8KDV9mcm9tX3VuaXhfbXNCDQoLX3RvX3VuaXhfbXMiVgoXTGlzdENvc3RSZWNvcmRzUmVzcG9uc2USJgoHcmVjb3JkcxgBIAMoCzIVLm9ydmFkby52MS5Db3N0UmVjb3JkEhMKC25leHRfY3Vyc29yGAIgASgJIjgKFEdldFNwZW5kQnlEYXlSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDAoEZGF5cxgCIAEoDSJnCghEYXlTcGVuZBIMCgRkYXRlGAEgASgJEhUKDWFtb3VudF9taWNyb3MYAiABKAMSEAoIcmVxdWVzdHMYAyABKA0SEwoLbm90X2NoYXJnZWQYBCABKA0SDwoHcGVuZGluZxgFIAEoDSIvChJHZXRPdmVydmlld1JlcXVlc3QSDAoEZGF5cxgBIAEoDRILCgN0b3AYAiABKA0irAEKC092ZXJ2aWV3RGF5EgwKBGRhdGUYASABKAkSEAoIcmVxdWVzdHMYAiABKA0SDwoHY2hhcmdlZBgDIAEoDRITCgtub3RfY2hhcmdlZBgEIAEoDRIPCgdwZW5kaW5nGAUgASgNEhQKDHNwZW5kX21pY3JvcxgGIAEoAxIVCg10b3BfdXBfbWljcm9zGAcgASgDEhkKEWFkanVzdG1lbnRfbWljcm9zGAggASgDImgKDE92ZXJ2aWV3UmFuaxIKCgJpZBgBIAEoCRIQCghyZXF1ZXN0cxgCIAEoDRIPCgdjaGFyZ2VkGAMgASgNEhMKC25vdF9jaGFyZ2VkGAQgASgNEhQKDHNwZW5kX21pY3JvcxgFIAEoAyKXAQoTR2V0T3ZlcnZpZXdSZXNwb25zZRIkCgRkYXlzGAEgAygLMhYub3J2YWRvLnYxLk92ZXJ2aWV3RGF5Ei0KDHRvcF9hY2NvdW50cxgCIAMoCzIXLm9ydmFkby52MS5PdmVydmlld1JhbmsSKwoKdG9wX21vZGVscxgDIAMoCzIXLm9ydmFkby52MS5PdmVydmlld1JhbmsiOgoVR2V0U3BlbmRCeURheVJlc3BvbnNlEiEKBGRheXMYASADKAsyEy5vcnZhZG8udjEuRGF5U3BlbmQiOQoSR2V0S2V5U3BlbmRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHa2V5X2lkcxgCIAMoCSJICghLZXlTcGVuZBIOCgZrZXlfaWQYASABKAkSFwoPY2FwdHVyZWRfbWljcm9zGAIgASgDEhMKC2hlbGRfbWljcm9zGAMgASgDIjgKE0dldEtleVNwZW5kUmVzcG9uc2USIQoEa2V5cxgBIAMoCzITLm9ydmFkby52MS5LZXlTcGVuZCJ9ChNHZXRTdGF0ZW1lbnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSGQoMZnJvbV91bml4X21zGAIgASgDSACIAQESFwoKdG9fdW5peF9tcxgDIAEoA0gBiAEBQg8KDV9mcm9tX3VuaXhfbXNCDQoLX3RvX3VuaXhfbXMi0AEKDlN0YXRlbWVudEVudHJ5EhAKCGVudHJ5X2lkGAEgASgDEgwKBGtpbmQYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCRIOCgZrZXlfaWQYBCABKAkSFQoNYW1vdW50X21pY3JvcxgFIAEoAxIcChRiYWxhbmNlX2FmdGVyX21pY3JvcxgGIAEoAxIZChFoZWxkX2FmdGVyX21pY3JvcxgHIAEoAxIOCgZyZWFzb24YCCABKAkSGgoSY3JlYXRlZF9hdF91bml4X21zGAkgASgDItABChRHZXRTdGF0ZW1lbnRSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgJEh4KFm9wZW5pbmdfYmFsYW5jZV9taWNyb3MYAiABKAMSGwoTb3BlbmluZ19oZWxkX21pY3JvcxgDIAEoAxIqCgdlbnRyaWVzGAQgAygLMhkub3J2YWRvLnYxLlN0YXRlbWVudEVudHJ5Eh4KFmNsb3NpbmdfYmFsYW5jZV9taWNyb3MYBSABKAMSGwoTY2xvc2luZ19oZWxkX21pY3JvcxgGIAEoAyIVChNSZXBsYXlMZWRnZXJSZXF1ZXN0ImEKEFJlcGxheURpZmZlcmVuY2USEgoKcHJvamVjdGlvbhgBIAEoCRIKCgJpZBgCIAEoCRINCgVmaWVsZBgDIAEoCRIMCgRsaXZlGAQgASgDEhAKCHJlcGxheWVkGAUgASgDIqgBChRSZXBsYXlMZWRnZXJSZXNwb25zZRIYChBhY2NvdW50c19jaGVja2VkGAEgASgNEhQKDGtleXNfY2hlY2tlZBgCIAEoDRIYChByZXF1ZXN0c19jaGVja2VkGAMgASgNEhQKDGVudHJpZXNfcmVhZBgEIAEoBBIwCgtkaWZmZXJlbmNlcxgFIAMoCzIbLm9ydmFkby52MS5SZXBsYXlEaWZmZXJlbmNlKngKCkNvc3RTdGF0dXMSGwoXQ09TVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNDT1NUX1NUQVRVU19QRU5ESU5HEAESFwoTQ09TVF9TVEFUVVNfQ0hBUkdFRBACEhsKF0NPU1RfU1RBVFVTX05PVF9DSEFSR0VEEAMyswgKDkJpbGxpbmdTZXJ2aWNlEkAKB1Jlc2VydmUSGS5vcnZhZG8udjEuUmVzZXJ2ZVJlcXVlc3QaGi5vcnZhZG8udjEuUmVzZXJ2ZVJlc3BvbnNlEjoKBVRvcFVwEhcub3J2YWRvLnYxLlRvcFVwUmVxdWVzdBoYLm9ydmFkby52MS5Ub3BVcFJlc3BvbnNlEj0KBkFkanVzdBIYLm9ydmFkby52MS5BZGp1c3RSZXF1ZXN0Ghkub3J2YWRvLnYxLkFkanVzdFJlc3BvbnNlEkkKCkdldEJhbGFuY2USHC5vcnZhZG8udjEuR2V0QmFsYW5jZVJlcXVlc3QaHS5vcnZhZG8udjEuR2V0QmFsYW5jZVJlc3BvbnNlEkAKB0dldENvc3QSGS5vcnZhZG8udjEuR2V0Q29zdFJlcXVlc3QaGi5vcnZhZG8udjEuR2V0Q29zdFJlc3BvbnNlEkkKCkxpc3RQcmljZXMSHC5vcnZhZG8udjEuTGlzdFByaWNlc1JlcXVlc3QaHS5vcnZhZG8udjEuTGlzdFByaWNlc1Jlc3BvbnNlEkMKCFNldFByaWNlEhoub3J2YWRvLnYxLlNldFByaWNlUmVxdWVzdBobLm9ydmFkby52MS5TZXRQcmljZVJlc3BvbnNlElsKEExpc3RQcmljZUNoYW5nZXMSIi5vcnZhZG8udjEuTGlzdFByaWNlQ2hhbmdlc1JlcXVlc3QaIy5vcnZhZG8udjEuTGlzdFByaWNlQ2hhbmdlc1Jlc3BvbnNlElgKD0xpc3RDb3N0UmVjb3JkcxIhLm9ydmFkby52MS5MaXN0Q29zdFJlY29yZHNSZXF1ZXN0GiIub3J2YWRvLnYxLkxpc3RDb3N0UmVjb3Jkc1Jlc3BvbnNlElIKDUdldFNwZW5kQnlEYXkSHy5vcnZhZG8udjEuR2V0U3BlbmRCeURheVJlcXVlc3QaIC5vcnZhZG8udjEuR2V0U3BlbmRCeURheVJlc3BvbnNlEkwKC0dldE92ZXJ2aWV3Eh0ub3J2YWRvLnYxLkdldE92ZXJ2aWV3UmVxdWVzdBoeLm9ydmFkby52MS5HZXRPdmVydmlld1Jlc3BvbnNlEkwKC0dldEtleVNwZW5kEh0ub3J2YWRvLnYxLkdldEtleVNwZW5kUmVxdWVzdBoeLm9ydmFkby52MS5HZXRLZXlTcGVuZFJlc3BvbnNlEk8KDEdldFN0YXRlbWVudBIeLm9ydmFkby52MS5HZXRTdGF0ZW1lbnRSZXF1ZXN0Gh8ub3J2YWRvLnYxLkdldFN0YXRlbWVudFJlc3BvbnNlEk8KDFJlcGxheUxlZGdlchIeLm9ydmFkby52MS5SZXBsYXlMZWRnZXJSZXF1ZXN0Gh8ub3J2YWRvLnYxLlJlcGxheUxlZGdlclJlc3BvbnNlYgZwcm90bzM", [file_orvado_v1_common]);
 
 /**
  * @generated from message orvado.v1.ReserveRequest
@@ -776,9 +776,25 @@ export type DaySpend = Message<"orvado.v1.DaySpend"> & {
   amountMicros: bigint;
 
   /**
+   * Requests that were charged (something was captured); failed and expired ones are not counted here.
+   *
    * @generated from field: uint32 requests = 3;
    */
   requests: number;
+
+  /**
+   * Reserved requests that ended without a charge (the job failed, or its hold expired).
+   *
+   * @generated from field: uint32 not_charged = 4;
+   */
+  notCharged: number;
+
+  /**
+   * Reserved requests not settled yet.
+   *
+   * @generated from field: uint32 pending = 5;
+   */
+  pending: number;
 };
 
 /**
@@ -787,6 +803,164 @@ export type DaySpend = Message<"orvado.v1.DaySpend"> & {
  */
 export const DaySpendSchema: GenMessage<DaySpend> = /*@__PURE__*/
   messageDesc(file_orvado_v1_billing, 24);
+
+/**
+ * @generated from message orvado.v1.GetOverviewRequest
+ */
+export type GetOverviewRequest = Message<"orvado.v1.GetOverviewRequest"> & {
+  /**
+   * How many UTC days back, today included; 1..366, 0 means 30.
+   *
+   * @generated from field: uint32 days = 1;
+   */
+  days: number;
+
+  /**
+   * How many accounts and models to rank; 1..100, 0 means 10.
+   *
+   * @generated from field: uint32 top = 2;
+   */
+  top: number;
+};
+
+/**
+ * Describes the message orvado.v1.GetOverviewRequest.
+ * Use `create(GetOverviewRequestSchema)` to create a new message.
+ */
+export const GetOverviewRequestSchema: GenMessage<GetOverviewRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 25);
+
+/**
+ * @generated from message orvado.v1.OverviewDay
+ */
+export type OverviewDay = Message<"orvado.v1.OverviewDay"> & {
+  /**
+   * YYYY-MM-DD (UTC)
+   *
+   * @generated from field: string date = 1;
+   */
+  date: string;
+
+  /**
+   * Reserved requests created that day, whatever their outcome.
+   *
+   * @generated from field: uint32 requests = 2;
+   */
+  requests: number;
+
+  /**
+   * @generated from field: uint32 charged = 3;
+   */
+  charged: number;
+
+  /**
+   * @generated from field: uint32 not_charged = 4;
+   */
+  notCharged: number;
+
+  /**
+   * @generated from field: uint32 pending = 5;
+   */
+  pending: number;
+
+  /**
+   * Captured charges of that day's requests (spend).
+   *
+   * @generated from field: int64 spend_micros = 6;
+   */
+  spendMicros: bigint;
+
+  /**
+   * Top-ups recorded that day (revenue: money paid in).
+   *
+   * @generated from field: int64 top_up_micros = 7;
+   */
+  topUpMicros: bigint;
+
+  /**
+   * The signed sum of that day's adjustments.
+   *
+   * @generated from field: int64 adjustment_micros = 8;
+   */
+  adjustmentMicros: bigint;
+};
+
+/**
+ * Describes the message orvado.v1.OverviewDay.
+ * Use `create(OverviewDaySchema)` to create a new message.
+ */
+export const OverviewDaySchema: GenMessage<OverviewDay> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 26);
+
+/**
+ * @generated from message orvado.v1.OverviewRank
+ */
+export type OverviewRank = Message<"orvado.v1.OverviewRank"> & {
+  /**
+   * An account id or a model id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: uint32 requests = 2;
+   */
+  requests: number;
+
+  /**
+   * @generated from field: uint32 charged = 3;
+   */
+  charged: number;
+
+  /**
+   * @generated from field: uint32 not_charged = 4;
+   */
+  notCharged: number;
+
+  /**
+   * @generated from field: int64 spend_micros = 5;
+   */
+  spendMicros: bigint;
+};
+
+/**
+ * Describes the message orvado.v1.OverviewRank.
+ * Use `create(OverviewRankSchema)` to create a new message.
+ */
+export const OverviewRankSchema: GenMessage<OverviewRank> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 27);
+
+/**
+ * @generated from message orvado.v1.GetOverviewResponse
+ */
+export type GetOverviewResponse = Message<"orvado.v1.GetOverviewResponse"> & {
+  /**
+   * One entry per day, oldest first, days without activity included with zeros.
+   *
+   * @generated from field: repeated orvado.v1.OverviewDay days = 1;
+   */
+  days: OverviewDay[];
+
+  /**
+   * Highest spend first within the window, then most requests.
+   *
+   * @generated from field: repeated orvado.v1.OverviewRank top_accounts = 2;
+   */
+  topAccounts: OverviewRank[];
+
+  /**
+   * @generated from field: repeated orvado.v1.OverviewRank top_models = 3;
+   */
+  topModels: OverviewRank[];
+};
+
+/**
+ * Describes the message orvado.v1.GetOverviewResponse.
+ * Use `create(GetOverviewResponseSchema)` to create a new message.
+ */
+export const GetOverviewResponseSchema: GenMessage<GetOverviewResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 28);
 
 /**
  * @generated from message orvado.v1.GetSpendByDayResponse
@@ -805,7 +979,7 @@ export type GetSpendByDayResponse = Message<"orvado.v1.GetSpendByDayResponse"> &
  * Use `create(GetSpendByDayResponseSchema)` to create a new message.
  */
 export const GetSpendByDayResponseSchema: GenMessage<GetSpendByDayResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 25);
+  messageDesc(file_orvado_v1_billing, 29);
 
 /**
  * @generated from message orvado.v1.GetKeySpendRequest
@@ -827,7 +1001,7 @@ export type GetKeySpendRequest = Message<"orvado.v1.GetKeySpendRequest"> & {
  * Use `create(GetKeySpendRequestSchema)` to create a new message.
  */
 export const GetKeySpendRequestSchema: GenMessage<GetKeySpendRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 26);
+  messageDesc(file_orvado_v1_billing, 30);
 
 /**
  * @generated from message orvado.v1.KeySpend
@@ -854,7 +1028,7 @@ export type KeySpend = Message<"orvado.v1.KeySpend"> & {
  * Use `create(KeySpendSchema)` to create a new message.
  */
 export const KeySpendSchema: GenMessage<KeySpend> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 27);
+  messageDesc(file_orvado_v1_billing, 31);
 
 /**
  * @generated from message orvado.v1.GetKeySpendResponse
@@ -871,7 +1045,7 @@ export type GetKeySpendResponse = Message<"orvado.v1.GetKeySpendResponse"> & {
  * Use `create(GetKeySpendResponseSchema)` to create a new message.
  */
 export const GetKeySpendResponseSchema: GenMessage<GetKeySpendResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 28);
+  messageDesc(file_orvado_v1_billing, 32);
 
 /**
  * @generated from message orvado.v1.GetStatementRequest
@@ -898,7 +1072,7 @@ export type GetStatementRequest = Message<"orvado.v1.GetStatementRequest"> & {
  * Use `create(GetStatementRequestSchema)` to create a new message.
  */
 export const GetStatementRequestSchema: GenMessage<GetStatementRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 29);
+  messageDesc(file_orvado_v1_billing, 33);
 
 /**
  * @generated from message orvado.v1.StatementEntry
@@ -960,7 +1134,7 @@ export type StatementEntry = Message<"orvado.v1.StatementEntry"> & {
  * Use `create(StatementEntrySchema)` to create a new message.
  */
 export const StatementEntrySchema: GenMessage<StatementEntry> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 30);
+  messageDesc(file_orvado_v1_billing, 34);
 
 /**
  * @generated from message orvado.v1.GetStatementResponse
@@ -1002,7 +1176,7 @@ export type GetStatementResponse = Message<"orvado.v1.GetStatementResponse"> & {
  * Use `create(GetStatementResponseSchema)` to create a new message.
  */
 export const GetStatementResponseSchema: GenMessage<GetStatementResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 31);
+  messageDesc(file_orvado_v1_billing, 35);
 
 /**
  * @generated from message orvado.v1.ReplayLedgerRequest
@@ -1015,7 +1189,7 @@ export type ReplayLedgerRequest = Message<"orvado.v1.ReplayLedgerRequest"> & {
  * Use `create(ReplayLedgerRequestSchema)` to create a new message.
  */
 export const ReplayLedgerRequestSchema: GenMessage<ReplayLedgerRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 32);
+  messageDesc(file_orvado_v1_billing, 36);
 
 /**
  * @generated from message orvado.v1.ReplayDifference
@@ -1054,7 +1228,7 @@ export type ReplayDifference = Message<"orvado.v1.ReplayDifference"> & {
  * Use `create(ReplayDifferenceSchema)` to create a new message.
  */
 export const ReplayDifferenceSchema: GenMessage<ReplayDifference> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 33);
+  messageDesc(file_orvado_v1_billing, 37);
 
 /**
  * @generated from message orvado.v1.ReplayLedgerResponse
@@ -1091,7 +1265,7 @@ export type ReplayLedgerResponse = Message<"orvado.v1.ReplayLedgerResponse"> & {
  * Use `create(ReplayLedgerResponseSchema)` to create a new message.
  */
 export const ReplayLedgerResponseSchema: GenMessage<ReplayLedgerResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 34);
+  messageDesc(file_orvado_v1_billing, 38);
 
 /**
  * @generated from enum orvado.v1.CostStatus
@@ -1221,6 +1395,17 @@ export const BillingService: GenService<{
     methodKind: "unary";
     input: typeof GetSpendByDayRequestSchema;
     output: typeof GetSpendByDayResponseSchema;
+  },
+  /**
+   * GetOverview sums every account's requests, charges and top-ups per UTC day,
+   * and ranks accounts and models by spend (the operator's overview).
+   *
+   * @generated from rpc orvado.v1.BillingService.GetOverview
+   */
+  getOverview: {
+    methodKind: "unary";
+    input: typeof GetOverviewRequestSchema;
+    output: typeof GetOverviewResponseSchema;
   },
   /**
    * GetKeySpend reports what each key has spent and holds, for keys of one account.

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file orvado/v1/generation.proto.
  */
 export const file_orvado_v1_generation: GenFile = /*@__PURE__*/
-  fileDesc("ChpvcnZhZG8vdjEvZ2VuZXJhdGlvbi5wcm90bxIJb3J2YWRvLnYxIv4CChJDcmVhdGVJbWFnZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRIdChBrZXlfbGltaXRfbWljcm9zGAQgASgDSACIAQESFgoOYWxsb3dlZF9tb2RlbHMYBSADKAkSDQoFbW9kZWwYBiABKAkSDgoGcHJvbXB0GAcgASgJEhEKBHNpemUYCCABKAlIAYgBARIUCgdxdWFsaXR5GAkgASgJSAKIAQESMgoPcmVzcG9uc2VfZm9ybWF0GAogASgOMhkub3J2YWRvLnYxLlJlc3BvbnNlRm9ybWF0Eg4KAW4YCyABKA1IA4gBARIXCg9pZGVtcG90ZW5jeV9rZXkYDCABKAkSJAoGbGltaXRzGA0gASgLMhQub3J2YWRvLnYxLkpvYkxpbWl0c0ITChFfa2V5X2xpbWl0X21pY3Jvc0IHCgVfc2l6ZUIKCghfcXVhbGl0eUIECgJfbiLhAQoJSm9iTGltaXRzEigKG2FjY291bnRfbWF4X2NvbmN1cnJlbnRfam9icxgBIAEoDUgAiAEBEigKG2FjY291bnRfcmVxdWVzdHNfcGVyX21pbnV0ZRgCIAEoDUgBiAEBEiQKF2tleV9yZXF1ZXN0c19wZXJfbWludXRlGAMgASgNSAKIAQFCHgocX2FjY291bnRfbWF4X2NvbmN1cnJlbnRfam9ic0IeChxfYWNjb3VudF9yZXF1ZXN0c19wZXJfbWludXRlQhoKGF9rZXlfcmVxdWVzdHNfcGVyX21pbnV0ZSJiCg5HZW5lcmF0ZWRJbWFnZRISCgh1cmxfcGF0aBgBIAEoCUgAEhIKCGI2NF9qc29uGAIgASgJSAASDQoFd2lkdGgYAyABKA0SDgoGaGVpZ2h0GAQgASgNQgkKB2NvbnRlbnQiUAoPR2VuZXJhdGVkSW1hZ2VzEhQKDGNyZWF0ZWRfdW5peBgBIAEoAxInCgRkYXRhGAIgAygLMhkub3J2YWRvLnYxLkdlbmVyYXRlZEltYWdlIpoBChNDcmVhdGVJbWFnZVJlc3BvbnNlEiwKBmltYWdlcxgBIAEoCzIaLm9ydmFkby52MS5HZW5lcmF0ZWRJbWFnZXNIABIlCgdyZWZ1c2FsGAIgASgLMhIub3J2YWRvLnYxLlJlZnVzYWxIABISCgpyZXF1ZXN0X2lkGAMgASgJEhAKCHJlcGxheWVkGAQgASgIQggKBnJlc3VsdCITChFMaXN0TW9kZWxzUmVxdWVzdCKCAQoMTW9kZWxDaGFubmVsEgwKBG5hbWUYASABKAkSEAoIcHJvdmlkZXIYAiABKAkSDwoHaGVhbHRoeRgDIAEoCBINCgVzdGF0ZRgEIAEoCRIOCgZpbl91c2UYBSABKA0SEAoIY2FwYWNpdHkYBiABKA0SEAoIcHJpb3JpdHkYByABKA0ilQEKBU1vZGVsEgoKAmlkGAEgASgJEg4KBmZhbWlseRgCIAEoCRIeCgV0aWVycxgDIAMoDjIPLm9ydmFkby52MS5UaWVyEg8KB3NhbmRib3gYBCABKAgSKQoIY2hhbm5lbHMYBSADKAsyFy5vcnZhZG8udjEuTW9kZWxDaGFubmVsEhQKDGNyZWF0ZWRfdW5peBgGIAEoAyI2ChJMaXN0TW9kZWxzUmVzcG9uc2USIAoGbW9kZWxzGAEgAygLMhAub3J2YWRvLnYxLk1vZGVsIk0KEFJlYWRJbWFnZVJlcXVlc3QSEAoIaW1hZ2VfaWQYASABKAkSFAoMZXhwaXJlc191bml4GAIgASgDEhEKCXNpZ25hdHVyZRgDIAEoCSI4ChFSZWFkSW1hZ2VSZXNwb25zZRIUCgxjb250ZW50X3R5cGUYASABKAkSDQoFY2h1bmsYAiABKAwiNwoNR2V0Sm9iUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkiIgoKSm9iUnVubmluZxIUCgxjcmVhdGVkX3VuaXgYASABKAMimAEKDkdldEpvYlJlc3BvbnNlEigKB3J1bm5pbmcYASABKAsyFS5vcnZhZG8udjEuSm9iUnVubmluZ0gAEiwKBmltYWdlcxgCIAEoCzIaLm9ydmFkby52MS5HZW5lcmF0ZWRJbWFnZXNIABIlCgdmYWlsdXJlGAMgASgLMhIub3J2YWRvLnYxLlJlZnVzYWxIAEIHCgVzdGF0ZSITChFHZXRNZXRyaWNzUmVxdWVzdCI4ChJHZXRNZXRyaWNzUmVzcG9uc2USDAoEdGV4dBgBIAEoCRIUCgxjb250ZW50X3R5cGUYAiABKAkqaAoOUmVzcG9uc2VGb3JtYXQSHwobUkVTUE9OU0VfRk9STUFUX1VOU1BFQ0lGSUVEEAASFwoTUkVTUE9OU0VfRk9STUFUX1VSTBABEhwKGFJFU1BPTlNFX0ZPUk1BVF9CNjRfSlNPThACMoADChFHZW5lcmF0aW9uU2VydmljZRJMCgtDcmVhdGVJbWFnZRIdLm9ydmFkby52MS5DcmVhdGVJbWFnZVJlcXVlc3QaHi5vcnZhZG8udjEuQ3JlYXRlSW1hZ2VSZXNwb25zZRJJCgpMaXN0TW9kZWxzEhwub3J2YWRvLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh0ub3J2YWRvLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJICglSZWFkSW1hZ2USGy5vcnZhZG8udjEuUmVhZEltYWdlUmVxdWVzdBocLm9ydmFkby52MS5SZWFkSW1hZ2VSZXNwb25zZTABEj0KBkdldEpvYhIYLm9ydmFkby52MS5HZXRKb2JSZXF1ZXN0Ghkub3J2YWRvLnYxLkdldEpvYlJlc3BvbnNlEkkKCkdldE1ldHJpY3MSHC5vcnZhZG8udjEuR2V0TWV0cmljc1JlcXVlc3QaHS5vcnZhZG8udjEuR2V0TWV0cmljc1Jlc3BvbnNlYgZwcm90bzM", [file_orvado_v1_common]);
+  fileDesc("ChpvcnZhZG8vdjEvZ2VuZXJhdGlvbi5wcm90bxIJb3J2YWRvLnYxIv4CChJDcmVhdGVJbWFnZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRIdChBrZXlfbGltaXRfbWljcm9zGAQgASgDSACIAQESFgoOYWxsb3dlZF9tb2RlbHMYBSADKAkSDQoFbW9kZWwYBiABKAkSDgoGcHJvbXB0GAcgASgJEhEKBHNpemUYCCABKAlIAYgBARIUCgdxdWFsaXR5GAkgASgJSAKIAQESMgoPcmVzcG9uc2VfZm9ybWF0GAogASgOMhkub3J2YWRvLnYxLlJlc3BvbnNlRm9ybWF0Eg4KAW4YCyABKA1IA4gBARIXCg9pZGVtcG90ZW5jeV9rZXkYDCABKAkSJAoGbGltaXRzGA0gASgLMhQub3J2YWRvLnYxLkpvYkxpbWl0c0ITChFfa2V5X2xpbWl0X21pY3Jvc0IHCgVfc2l6ZUIKCghfcXVhbGl0eUIECgJfbiLhAQoJSm9iTGltaXRzEigKG2FjY291bnRfbWF4X2NvbmN1cnJlbnRfam9icxgBIAEoDUgAiAEBEigKG2FjY291bnRfcmVxdWVzdHNfcGVyX21pbnV0ZRgCIAEoDUgBiAEBEiQKF2tleV9yZXF1ZXN0c19wZXJfbWludXRlGAMgASgNSAKIAQFCHgocX2FjY291bnRfbWF4X2NvbmN1cnJlbnRfam9ic0IeChxfYWNjb3VudF9yZXF1ZXN0c19wZXJfbWludXRlQhoKGF9rZXlfcmVxdWVzdHNfcGVyX21pbnV0ZSJiCg5HZW5lcmF0ZWRJbWFnZRISCgh1cmxfcGF0aBgBIAEoCUgAEhIKCGI2NF9qc29uGAIgASgJSAASDQoFd2lkdGgYAyABKA0SDgoGaGVpZ2h0GAQgASgNQgkKB2NvbnRlbnQiUAoPR2VuZXJhdGVkSW1hZ2VzEhQKDGNyZWF0ZWRfdW5peBgBIAEoAxInCgRkYXRhGAIgAygLMhkub3J2YWRvLnYxLkdlbmVyYXRlZEltYWdlIpoBChNDcmVhdGVJbWFnZVJlc3BvbnNlEiwKBmltYWdlcxgBIAEoCzIaLm9ydmFkby52MS5HZW5lcmF0ZWRJbWFnZXNIABIlCgdyZWZ1c2FsGAIgASgLMhIub3J2YWRvLnYxLlJlZnVzYWxIABISCgpyZXF1ZXN0X2lkGAMgASgJEhAKCHJlcGxheWVkGAQgASgIQggKBnJlc3VsdCITChFMaXN0TW9kZWxzUmVxdWVzdCKCAQoMTW9kZWxDaGFubmVsEgwKBG5hbWUYASABKAkSEAoIcHJvdmlkZXIYAiABKAkSDwoHaGVhbHRoeRgDIAEoCBINCgVzdGF0ZRgEIAEoCRIOCgZpbl91c2UYBSABKA0SEAoIY2FwYWNpdHkYBiABKA0SEAoIcHJpb3JpdHkYByABKA0ilQEKBU1vZGVsEgoKAmlkGAEgASgJEg4KBmZhbWlseRgCIAEoCRIeCgV0aWVycxgDIAMoDjIPLm9ydmFkby52MS5UaWVyEg8KB3NhbmRib3gYBCABKAgSKQoIY2hhbm5lbHMYBSADKAsyFy5vcnZhZG8udjEuTW9kZWxDaGFubmVsEhQKDGNyZWF0ZWRfdW5peBgGIAEoAyI2ChJMaXN0TW9kZWxzUmVzcG9uc2USIAoGbW9kZWxzGAEgAygLMhAub3J2YWRvLnYxLk1vZGVsIk0KEFJlYWRJbWFnZVJlcXVlc3QSEAoIaW1hZ2VfaWQYASABKAkSFAoMZXhwaXJlc191bml4GAIgASgDEhEKCXNpZ25hdHVyZRgDIAEoCSI4ChFSZWFkSW1hZ2VSZXNwb25zZRIUCgxjb250ZW50X3R5cGUYASABKAkSDQoFY2h1bmsYAiABKAwiNwoNR2V0Sm9iUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkiIgoKSm9iUnVubmluZxIUCgxjcmVhdGVkX3VuaXgYASABKAMivgEKDkdldEpvYlJlc3BvbnNlEigKB3J1bm5pbmcYASABKAsyFS5vcnZhZG8udjEuSm9iUnVubmluZ0gAEiwKBmltYWdlcxgCIAEoCzIaLm9ydmFkby52MS5HZW5lcmF0ZWRJbWFnZXNIABIlCgdmYWlsdXJlGAMgASgLMhIub3J2YWRvLnYxLlJlZnVzYWxIABIkCgZkZXRhaWwYBCABKAsyFC5vcnZhZG8udjEuSm9iRGV0YWlsQgcKBXN0YXRlItMBCglKb2JEZXRhaWwSDwoHY2hhbm5lbBgBIAEoCRIaChJjcmVhdGVkX2F0X3VuaXhfbXMYAiABKAMSIAoTZmluaXNoZWRfYXRfdW5peF9tcxgDIAEoA0gAiAEBEg4KBnN0YXR1cxgEIAEoCRISCgplcnJvcl9jb2RlGAUgASgJEhUKDWVycm9yX21lc3NhZ2UYBiABKAkSEwoLaW1hZ2VfYnl0ZXMYByABKAQSDwoHcXVhbGl0eRgIIAEoCUIWChRfZmluaXNoZWRfYXRfdW5peF9tcyInChZHZXRDaGFubmVsU3RhdHNSZXF1ZXN0Eg0KBWhvdXJzGAEgASgNItgCCgxDaGFubmVsU3RhdHMSDQoFbW9kZWwYASABKAkSDwoHY2hhbm5lbBgCIAEoCRIQCghwcm92aWRlchgDIAEoCRINCgVzdGF0ZRgEIAEoCRIPCgdoZWFsdGh5GAUgASgIEg4KBmluX3VzZRgGIAEoDRIQCghjYXBhY2l0eRgHIAEoDRIQCghwcmlvcml0eRgIIAEoDRIRCglzdWNjZWVkZWQYCSABKA0SDgoGZmFpbGVkGAogASgNEg8KB3J1bm5pbmcYCyABKA0SGwoObGF0ZW5jeV9hdmdfbXMYDCABKA1IAIgBARIbCg5sYXRlbmN5X3A1MF9tcxgNIAEoDUgBiAEBEhsKDmxhdGVuY3lfcDk1X21zGA4gASgNSAKIAQFCEQoPX2xhdGVuY3lfYXZnX21zQhEKD19sYXRlbmN5X3A1MF9tc0IRCg9fbGF0ZW5jeV9wOTVfbXMiUwoXR2V0Q2hhbm5lbFN0YXRzUmVzcG9uc2USDQoFaG91cnMYASABKA0SKQoIY2hhbm5lbHMYAiADKAsyFy5vcnZhZG8udjEuQ2hhbm5lbFN0YXRzIhMKEUdldE1ldHJpY3NSZXF1ZXN0IjgKEkdldE1ldHJpY3NSZXNwb25zZRIMCgR0ZXh0GAEgASgJEhQKDGNvbnRlbnRfdHlwZRgCIAEoCSpoCg5SZXNwb25zZUZvcm1hdBIfChtSRVNQT05TRV9GT1JNQVRfVU5TUEVDSUZJRUQQABIXChNSRVNQT05TRV9GT1JNQVRfVVJMEAESHAoYUkVTUE9OU0VfRk9STUFUX0I2NF9KU09OEAIy2gMKEUdlbmVyYXRpb25TZXJ2aWNlEkwKC0NyZWF0ZUltYWdlEh0ub3J2YWRvLnYxLkNyZWF0ZUltYWdlUmVxdWVzdBoeLm9ydmFkby52MS5DcmVhdGVJbWFnZVJlc3BvbnNlEkkKCkxpc3RNb2RlbHMSHC5vcnZhZG8udjEuTGlzdE1vZGVsc1JlcXVlc3QaHS5vcnZhZG8udjEuTGlzdE1vZGVsc1Jlc3BvbnNlEkgKCVJlYWRJbWFnZRIbLm9ydmFkby52MS5SZWFkSW1hZ2VSZXF1ZXN0Ghwub3J2YWRvLnYxLlJlYWRJbWFnZVJlc3BvbnNlMAESPQoGR2V0Sm9iEhgub3J2YWRvLnYxLkdldEpvYlJlcXVlc3QaGS5vcnZhZG8udjEuR2V0Sm9iUmVzcG9uc2USWAoPR2V0Q2hhbm5lbFN0YXRzEiEub3J2YWRvLnYxLkdldENoYW5uZWxTdGF0c1JlcXVlc3QaIi5vcnZhZG8udjEuR2V0Q2hhbm5lbFN0YXRzUmVzcG9uc2USSQoKR2V0TWV0cmljcxIcLm9ydmFkby52MS5HZXRNZXRyaWNzUmVxdWVzdBodLm9ydmFkby52MS5HZXRNZXRyaWNzUmVzcG9uc2ViBnByb3RvMw", [file_orvado_v1_common]);
 
 /**
  * @generated from message orvado.v1.CreateImageRequest
@@ -484,6 +484,13 @@ export type GetJobResponse = Message<"orvado.v1.GetJobResponse"> & {
     value: Refusal;
     case: "failure";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * What the operator's request view shows; the public job lookup does not.
+   *
+   * @generated from field: orvado.v1.JobDetail detail = 4;
+   */
+  detail?: JobDetail | undefined;
 };
 
 /**
@@ -492,6 +499,199 @@ export type GetJobResponse = Message<"orvado.v1.GetJobResponse"> & {
  */
 export const GetJobResponseSchema: GenMessage<GetJobResponse> = /*@__PURE__*/
   messageDesc(file_orvado_v1_generation, 13);
+
+/**
+ * @generated from message orvado.v1.JobDetail
+ */
+export type JobDetail = Message<"orvado.v1.JobDetail"> & {
+  /**
+   * The channel that ran the job (the last one tried after a failover).
+   *
+   * @generated from field: string channel = 1;
+   */
+  channel: string;
+
+  /**
+   * @generated from field: int64 created_at_unix_ms = 2;
+   */
+  createdAtUnixMs: bigint;
+
+  /**
+   * Unset while the job runs.
+   *
+   * @generated from field: optional int64 finished_at_unix_ms = 3;
+   */
+  finishedAtUnixMs?: bigint | undefined;
+
+  /**
+   * running | succeeded | failed
+   *
+   * @generated from field: string status = 4;
+   */
+  status: string;
+
+  /**
+   * As stored for a failed job: the spec's error code and its message.
+   *
+   * @generated from field: string error_code = 5;
+   */
+  errorCode: string;
+
+  /**
+   * @generated from field: string error_message = 6;
+   */
+  errorMessage: string;
+
+  /**
+   * Bytes of the stored images together.
+   *
+   * @generated from field: uint64 image_bytes = 7;
+   */
+  imageBytes: bigint;
+
+  /**
+   * @generated from field: string quality = 8;
+   */
+  quality: string;
+};
+
+/**
+ * Describes the message orvado.v1.JobDetail.
+ * Use `create(JobDetailSchema)` to create a new message.
+ */
+export const JobDetailSchema: GenMessage<JobDetail> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 14);
+
+/**
+ * @generated from message orvado.v1.GetChannelStatsRequest
+ */
+export type GetChannelStatsRequest = Message<"orvado.v1.GetChannelStatsRequest"> & {
+  /**
+   * How many hours back, counted from now; 1..720, 0 means 24.
+   *
+   * @generated from field: uint32 hours = 1;
+   */
+  hours: number;
+};
+
+/**
+ * Describes the message orvado.v1.GetChannelStatsRequest.
+ * Use `create(GetChannelStatsRequestSchema)` to create a new message.
+ */
+export const GetChannelStatsRequestSchema: GenMessage<GetChannelStatsRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 15);
+
+/**
+ * @generated from message orvado.v1.ChannelStats
+ */
+export type ChannelStats = Message<"orvado.v1.ChannelStats"> & {
+  /**
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * @generated from field: string channel = 2;
+   */
+  channel: string;
+
+  /**
+   * @generated from field: string provider = 3;
+   */
+  provider: string;
+
+  /**
+   * The circuit breaker's state in the answering process: "closed", "open" or "half-open".
+   *
+   * @generated from field: string state = 4;
+   */
+  state: string;
+
+  /**
+   * @generated from field: bool healthy = 5;
+   */
+  healthy: boolean;
+
+  /**
+   * @generated from field: uint32 in_use = 6;
+   */
+  inUse: number;
+
+  /**
+   * @generated from field: uint32 capacity = 7;
+   */
+  capacity: number;
+
+  /**
+   * @generated from field: uint32 priority = 8;
+   */
+  priority: number;
+
+  /**
+   * Jobs that ended on this channel within the window, and how.
+   *
+   * @generated from field: uint32 succeeded = 9;
+   */
+  succeeded: number;
+
+  /**
+   * @generated from field: uint32 failed = 10;
+   */
+  failed: number;
+
+  /**
+   * Jobs still running on it that started within the window.
+   *
+   * @generated from field: uint32 running = 11;
+   */
+  running: number;
+
+  /**
+   * Time from a job's start to its end, over the jobs that ended; unset without any.
+   *
+   * @generated from field: optional uint32 latency_avg_ms = 12;
+   */
+  latencyAvgMs?: number | undefined;
+
+  /**
+   * @generated from field: optional uint32 latency_p50_ms = 13;
+   */
+  latencyP50Ms?: number | undefined;
+
+  /**
+   * @generated from field: optional uint32 latency_p95_ms = 14;
+   */
+  latencyP95Ms?: number | undefined;
+};
+
+/**
+ * Describes the message orvado.v1.ChannelStats.
+ * Use `create(ChannelStatsSchema)` to create a new message.
+ */
+export const ChannelStatsSchema: GenMessage<ChannelStats> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 16);
+
+/**
+ * @generated from message orvado.v1.GetChannelStatsResponse
+ */
+export type GetChannelStatsResponse = Message<"orvado.v1.GetChannelStatsResponse"> & {
+  /**
+   * @generated from field: uint32 hours = 1;
+   */
+  hours: number;
+
+  /**
+   * @generated from field: repeated orvado.v1.ChannelStats channels = 2;
+   */
+  channels: ChannelStats[];
+};
+
+/**
+ * Describes the message orvado.v1.GetChannelStatsResponse.
+ * Use `create(GetChannelStatsResponseSchema)` to create a new message.
+ */
+export const GetChannelStatsResponseSchema: GenMessage<GetChannelStatsResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 17);
 
 /**
  * @generated from message orvado.v1.GetMetricsRequest
@@ -504,7 +704,7 @@ export type GetMetricsRequest = Message<"orvado.v1.GetMetricsRequest"> & {
  * Use `create(GetMetricsRequestSchema)` to create a new message.
  */
 export const GetMetricsRequestSchema: GenMessage<GetMetricsRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 14);
+  messageDesc(file_orvado_v1_generation, 18);
 
 /**
  * @generated from message orvado.v1.GetMetricsResponse
@@ -526,7 +726,7 @@ export type GetMetricsResponse = Message<"orvado.v1.GetMetricsResponse"> & {
  * Use `create(GetMetricsResponseSchema)` to create a new message.
  */
 export const GetMetricsResponseSchema: GenMessage<GetMetricsResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 15);
+  messageDesc(file_orvado_v1_generation, 19);
 
 /**
  * @generated from enum orvado.v1.ResponseFormat
@@ -599,6 +799,17 @@ export const GenerationService: GenService<{
     methodKind: "unary";
     input: typeof GetJobRequestSchema;
     output: typeof GetJobResponseSchema;
+  },
+  /**
+   * GetChannelStats reports each catalog channel's jobs, success rate and latency
+   * over a recent window (from generation.jobs, every replica's jobs) beside its live state.
+   *
+   * @generated from rpc orvado.v1.GenerationService.GetChannelStats
+   */
+  getChannelStats: {
+    methodKind: "unary";
+    input: typeof GetChannelStatsRequestSchema;
+    output: typeof GetChannelStatsResponseSchema;
   },
   /**
    * GetMetrics returns the service's Prometheus text exposition.
