@@ -256,7 +256,7 @@ describe("money and usage", () => {
     });
     const spend = (await browser.call("GET", "/spend?days=7")).body.days;
     expect(spend).toHaveLength(7);
-    expect(spend[6]).toEqual({ date: new Date().toISOString().slice(0, 10), usd: "0.050000", micros: 50_000, requests: 3 });
+    expect(spend[6]).toEqual({ date: new Date().toISOString().slice(0, 10), usd: "0.050000", micros: 50_000, requests: 3, notCharged: 0, pending: 0 });
     expect(spend[0]).toMatchObject({ usd: "0.000000", requests: 0 });
 
     const all = (await browser.call("GET", "/usage")).body;
