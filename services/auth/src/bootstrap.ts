@@ -3,7 +3,7 @@ import { Role } from "@orvado/proto";
 import type { Db } from "@orvado/db";
 import type { Logger } from "@orvado/core";
 import { normaliseEmail } from "./input.ts";
-import { adminExists } from "./store.ts";
+import { adminExists, markPasswordGenerated } from "./store.ts";
 import { createAccount } from "./service.ts";
 
 export const DEFAULT_ADMIN_EMAIL = "admin@orvado.local";
@@ -27,7 +27,10 @@ export async function ensureAdmin(
     await q.query("SELECT pg_advisory_xact_lock(hashtext('orvado.auth.bootstrap-admin'))");
     if (await adminExists(q)) return "exists";
     const row = await createAccount(q, { email, password, role: Role.ADMIN });
-    return row ? "created" : "taken";
+    if (!row) return "taken";
+    // The console asks for a new password until this one is changed.
+    if (generated) await markPasswordGenerated(q, row.account_id);
+    return "created";
   });
   if (created === "exists") return;
   if (created === "taken") {

@@ -14,6 +14,7 @@ export function accountMessage(row: AccountRow): MessageInitShape<typeof Account
     disabled: row.disabled,
     createdAtUnixMs: toUnixMs(row.created_at),
     limits: accountLimitsMessage(row),
+    passwordGenerated: row.password_generated,
   };
 }
 

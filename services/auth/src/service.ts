@@ -2,7 +2,7 @@ import type { Db, Queryable } from "@orvado/db";
 import { newId, type Logger } from "@orvado/core";
 import { Code, ConnectError, type RpcServerOptions } from "@orvado/rpc";
 import { AuthService } from "@orvado/proto";
-import { accountInput, accountLimitsInput, keyInput } from "./input.ts";
+import { accountInput, accountLimitsInput, keyInput, normaliseEmail } from "./input.ts";
 import { accountMessage, keyMessage } from "./messages.ts";
 import { ConsoleSessions, DEFAULT_SESSION_POLICY, type SessionPolicy } from "./sessions.ts";
 import { DEFAULT_SIGN_IN_LIMITS, type SignInLimitPolicy } from "./sign-in-limit.ts";
@@ -13,6 +13,7 @@ import {
   insertAccount,
   insertKey,
   listAccounts,
+  findAccountRowByEmail,
   listKeys,
   revokeKey,
   roleText,
@@ -62,6 +63,8 @@ export function authRoutes(deps: AuthServiceDeps): RpcServerOptions["routes"] {
       },
 
       async getAccount(req) {
+        // By id, or by email when no id is given (the CLI's --email).
+        if (req.accountId === "" && req.email !== "") return accountOrNotFound(await findAccountRowByEmail(db, normaliseEmail(req.email)), req.email);
         return accountOrNotFound(req.accountId === "" ? null : await findAccount(db, req.accountId), req.accountId);
       },
 
@@ -97,8 +100,8 @@ export function authRoutes(deps: AuthServiceDeps): RpcServerOptions["routes"] {
         return { key: keyMessage(row) };
       },
 
-      async listAccounts() {
-        return { accounts: (await listAccounts(db)).map(accountMessage) };
+      async listAccounts(req) {
+        return { accounts: (await listAccounts(db, req.emailContains.slice(0, 254))).map(accountMessage) };
       },
 
       async setAccountDisabled(req) {

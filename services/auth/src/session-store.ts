@@ -29,7 +29,7 @@ export async function insertSession(
 export async function findSession(q: Queryable, tokenHash: string): Promise<SessionWithAccount | null> {
   const result = await q.query<SessionRow & AccountRow>(
     `SELECT s.token_hash, s.account_id, s.last_seen_at, s.expires_at,
-            a.email, a.role, a.disabled, a.created_at, a.max_concurrent_jobs, a.requests_per_minute
+            a.email, a.role, a.disabled, a.created_at, a.max_concurrent_jobs, a.requests_per_minute, a.password_generated
        FROM auth.sessions s JOIN auth.accounts a ON a.account_id = s.account_id
       WHERE s.token_hash = $1`,
     [tokenHash],
@@ -49,6 +49,7 @@ export async function findSession(q: Queryable, tokenHash: string): Promise<Sess
       created_at: row.created_at,
       max_concurrent_jobs: row.max_concurrent_jobs,
       requests_per_minute: row.requests_per_minute,
+      password_generated: row.password_generated,
     },
   };
 }

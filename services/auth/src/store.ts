@@ -14,6 +14,8 @@ export interface AccountRow {
   max_concurrent_jobs: number | null;
   /** NULL: no limit. */
   requests_per_minute: number | null;
+  /** The password is still the one generated at first start. */
+  password_generated: boolean;
 }
 
 export interface KeyRow {
@@ -44,7 +46,7 @@ export interface KeyForVerify {
   account_requests_per_minute: number | null;
 }
 
-const ACCOUNT_COLUMNS = "account_id, email, role, disabled, created_at, max_concurrent_jobs, requests_per_minute";
+const ACCOUNT_COLUMNS = "account_id, email, role, disabled, created_at, max_concurrent_jobs, requests_per_minute, password_generated";
 const KEY_COLUMNS = "key_id, account_id, name, prefix, limit_micros, expires_at, models, created_at, revoked_at, last_used_at, requests_per_minute";
 
 export const roleText = (role: Role.USER | Role.ADMIN) => (role === Role.ADMIN ? "admin" : "user");
@@ -134,9 +136,23 @@ export async function touchKey(q: Queryable, keyId: string, minIntervalMs: numbe
   );
 }
 
-export async function listAccounts(q: Queryable): Promise<AccountRow[]> {
-  const result = await q.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM auth.accounts ORDER BY created_at, account_id`);
+/** Every account, oldest first; with emailContains, those whose email contains it (emails are stored lower-case). */
+export async function listAccounts(q: Queryable, emailContains = ""): Promise<AccountRow[]> {
+  const result = await q.query<AccountRow>(
+    `SELECT ${ACCOUNT_COLUMNS} FROM auth.accounts WHERE strpos(email, lower($1)) > 0 ORDER BY created_at, account_id`,
+    [emailContains],
+  );
   return result.rows;
+}
+
+export async function findAccountRowByEmail(q: Queryable, email: string): Promise<AccountRow | null> {
+  const result = await q.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM auth.accounts WHERE email = $1`, [email]);
+  return result.rows[0] ?? null;
+}
+
+/** Marks the account's password as generated at first start (bootstrap.ts). */
+export async function markPasswordGenerated(q: Queryable, accountId: string): Promise<void> {
+  await q.query("UPDATE auth.accounts SET password_generated = true WHERE account_id = $1", [accountId]);
 }
 
 /** The account with its password hash, for sign-in only. */
@@ -159,7 +175,8 @@ export async function passwordHashOf(q: Queryable, accountId: string): Promise<s
 }
 
 export async function setPasswordHash(q: Queryable, accountId: string, passwordHash: string): Promise<void> {
-  await q.query("UPDATE auth.accounts SET password_hash = $2 WHERE account_id = $1", [accountId, passwordHash]);
+  // A password the person chose is no longer the generated one.
+  await q.query("UPDATE auth.accounts SET password_hash = $2, password_generated = false WHERE account_id = $1", [accountId, passwordHash]);
 }
 
 export async function setAccountDisabled(q: Queryable, accountId: string, disabled: boolean): Promise<AccountRow | null> {

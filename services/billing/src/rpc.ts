@@ -14,6 +14,7 @@ import { decodeCursor, keySpend, listCostRecords, spendByDay } from "./usage.ts"
 import { accountStatement } from "./statement.ts";
 import { recordEndUser } from "./end-users.ts";
 import { replayLedger } from "./replay.ts";
+import { overview } from "./overview.ts";
 
 const MAX_IMAGES_PER_HOLD = 100;
 /** The edge's bound on OpenAI's `user` (migration 011 checks it too). */
@@ -180,6 +181,9 @@ export function billingRoutes(db: Db, holdTtlMs: number, relay: { poke(): void }
         const days = pageSize(req.days, 30, 366);
         const spend = await spendByDay(db, required(req.accountId, "account_id"), days);
         return { days: spend };
+      },
+      async getOverview(req) {
+        return overview(db, pageSize(req.days, 30, 366), pageSize(req.top, 10, 100));
       },
       async getKeySpend(req) {
         if (req.keyIds.length > 1000) throw new ConnectError("at most 1000 key ids", Code.InvalidArgument);

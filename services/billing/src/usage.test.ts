@@ -101,11 +101,34 @@ describe("ListCostRecords", () => {
 });
 
 describe("spend", () => {
-  it("sums charges per UTC day with every day of the window present", async () => {
+  it("sums charges per UTC day with every day of the window present, counting only charged requests as requests", async () => {
     const { days } = await billing.client.getSpendByDay({ accountId, days: 30 });
     expect(days).toHaveLength(30);
-    expect(days.at(-1)).toMatchObject({ date: new Date().toISOString().slice(0, 10), amountMicros: 5n * BETA_1K_MICROS, requests: 7 });
+    expect(days.at(-1)).toMatchObject({ date: new Date().toISOString().slice(0, 10), amountMicros: 5n * BETA_1K_MICROS, requests: 5, notCharged: 1, pending: 1 });
     expect(days.slice(0, -1).every((day) => day.amountMicros === 0n && day.requests === 0)).toBe(true);
+  });
+
+  it("sums every account's requests, spend and top-ups per day and ranks accounts and models (GetOverview)", async () => {
+    const { days, topAccounts, topModels } = await billing.client.getOverview({ days: 7, top: 5 });
+    expect(days).toHaveLength(7);
+    expect(days.at(-1)).toMatchObject({
+      date: new Date().toISOString().slice(0, 10),
+      requests: 8,
+      charged: 6,
+      notCharged: 1,
+      pending: 1,
+      spendMicros: 6n * BETA_1K_MICROS,
+      topUpMicros: 20n * USD,
+      adjustmentMicros: 0n,
+    });
+    expect(days.slice(0, -1).every((day) => day.requests === 0 && day.topUpMicros === 0n)).toBe(true);
+    expect(topAccounts.map((rank) => [rank.id, rank.requests, rank.charged, rank.notCharged, rank.spendMicros])).toEqual([
+      [accountId, 7, 5, 1, 5n * BETA_1K_MICROS],
+      [otherAccountId, 1, 1, 0, BETA_1K_MICROS],
+    ]);
+    expect(topModels).toEqual([expect.objectContaining({ id: "beta", requests: 8, charged: 6, spendMicros: 6n * BETA_1K_MICROS })]);
+    expect((await billing.client.getOverview({ days: 1, top: 1 })).topAccounts).toHaveLength(1);
+    await expect(billing.client.getOverview({ days: 367 })).rejects.toBeInstanceOf(ConnectError);
   });
 
   it("reports each key's captured and held amounts, only for the account's keys", async () => {

@@ -59,24 +59,41 @@ export async function listCostRecords(q: Queryable, filter: UsageFilter): Promis
 export interface DaySpend {
   date: string;
   amountMicros: bigint;
+  /** Charged requests only (costStatus: something was captured). */
   requests: number;
+  notCharged: number;
+  pending: number;
 }
+
+/** The UTC days of a window ending today, oldest first. */
+export function windowDays(days: number, now = new Date()): string[] {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  return Array.from({ length: days }, (_, index) => new Date(today - (days - 1 - index) * 86_400_000).toISOString().slice(0, 10));
+}
+
+/** How a cost record's outcome is counted in SQL; the same rule as costStatus in cost.ts. */
+export const OUTCOME_COUNTS = `count(*) FILTER (WHERE captured_micros > 0)::bigint AS charged,
+  count(*) FILTER (WHERE captured_micros = 0 AND settled_by IS NOT NULL)::bigint AS not_charged,
+  count(*) FILTER (WHERE captured_micros = 0 AND settled_by IS NULL)::bigint AS pending`;
 
 /** Charges per UTC day of the request, oldest first, with every day of the window present. */
 export async function spendByDay(q: Queryable, accountId: string, days: number, now = new Date()): Promise<DaySpend[]> {
-  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-  const first = new Date(today - (days - 1) * 86_400_000);
-  const { rows } = await q.query<{ day: string; amount: bigint; requests: bigint }>(
-    `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, sum(captured_micros)::bigint AS amount,
-       count(*)::bigint AS requests
+  const dates = windowDays(days, now);
+  const { rows } = await q.query<{ day: string; amount: bigint; charged: bigint; not_charged: bigint; pending: bigint }>(
+    `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, sum(captured_micros)::bigint AS amount, ${OUTCOME_COUNTS}
      FROM billing.cost_records WHERE account_id = $1 AND created_at >= $2 GROUP BY 1`,
-    [accountId, first],
+    [accountId, new Date(`${dates[0]}T00:00:00Z`)],
   );
   const byDay = new Map(rows.map((row) => [row.day, row]));
-  return Array.from({ length: days }, (_, index) => {
-    const date = new Date(first.getTime() + index * 86_400_000).toISOString().slice(0, 10);
+  return dates.map((date) => {
     const row = byDay.get(date);
-    return { date, amountMicros: row?.amount ?? 0n, requests: Number(row?.requests ?? 0n) };
+    return {
+      date,
+      amountMicros: row?.amount ?? 0n,
+      requests: Number(row?.charged ?? 0n),
+      notCharged: Number(row?.not_charged ?? 0n),
+      pending: Number(row?.pending ?? 0n),
+    };
   });
 }
 

@@ -5,7 +5,7 @@ import { html } from "./lib/html.js";
 import { del, get, setCsrfToken, whenSignedOut } from "./lib/api.js";
 import { interceptLinks, navigate, usePath } from "./lib/router.js";
 import { Shell } from "./components/layout.js";
-import { Loading } from "./components/ui.js";
+import { Alert, Loading } from "./components/ui.js";
 import { SignIn } from "./pages/sign-in.js";
 import { Dashboard } from "./pages/dashboard.js";
 import { Tokens } from "./pages/tokens.js";
@@ -24,6 +24,14 @@ const ROUTES = {
   "/account": { title: "Account", page: AccountPage },
 };
 
+/** Shown on every page while the admin still signs in with the password generated at first start. */
+function GeneratedPasswordNotice({ onAccountPage }) {
+  return html`<${Alert} kind="warning">
+    <strong>Change the generated password.</strong> This account still uses the password generated at first start, which was written to the
+    service log. ${onAccountPage ? "Choose a new one below." : html`<a href="/console/account">Change it now</a>.`}
+  <//>`;
+}
+
 /** A page is named by the first segment of the path; the page reads the rest (e.g. /admin/prices). */
 function routeFor(path, account) {
   const base = "/" + path.split("/")[1];
@@ -41,6 +49,7 @@ function App() {
 
   const signedIn = ({ account: who, csrfToken }) => {
     setCsrfToken(csrfToken);
+    if (who.passwordGenerated) returnTo.current = "/account";
     setAccount(who);
   };
   const signedOut = () => {
@@ -76,8 +85,10 @@ function App() {
     signedOut();
   };
   const Page = route.page;
+  const passwordChanged = () => setAccount({ ...account, passwordGenerated: false });
   return html`<${Shell} account=${account} path=${path} onSignOut=${signOut}>
-    <${Page} account=${account} path=${path} key=${route.title} />
+    ${account.passwordGenerated && html`<${GeneratedPasswordNotice} onAccountPage=${path === "/account"} />`}
+    <${Page} account=${account} path=${path} key=${route.title} onPasswordChanged=${passwordChanged} />
   <//>`;
 }
 

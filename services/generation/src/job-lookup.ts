@@ -103,3 +103,45 @@ async function readBase64(store: ImageStore, imageId: string) {
   for await (const chunk of file.stream) chunks.push(Buffer.from(chunk));
   return { case: "b64Json" as const, value: Buffer.concat(chunks).toString("base64") };
 }
+
+export interface JobDetail {
+  channel: string;
+  status: string;
+  quality: string;
+  createdAtUnixMs: bigint;
+  finishedAtUnixMs?: bigint;
+  errorCode: string;
+  errorMessage: string;
+  imageBytes: bigint;
+}
+
+/** What the operator's request view adds to the state: where and how long it ran, how it failed. */
+export async function lookupJobDetail(db: Db, requestId: string, accountId: string): Promise<JobDetail | null> {
+  const { rows } = await db.query<{
+    channel: string;
+    status: string;
+    quality: string | null;
+    created_at: Date;
+    finished_at: Date | null;
+    error_code: string | null;
+    error_message: string | null;
+    image_bytes: string;
+  }>(
+    `SELECT job.channel, job.status, job.quality, job.created_at, job.finished_at, job.error_code, job.error_message,
+            coalesce((SELECT sum(image.bytes) FROM generation.images image WHERE image.request_id = job.request_id), 0) AS image_bytes
+       FROM generation.jobs job WHERE job.request_id = $1 AND job.account_id = $2`,
+    [requestId, accountId],
+  );
+  const job = rows[0];
+  if (!job) return null;
+  return {
+    channel: job.channel,
+    status: job.status,
+    quality: job.quality ?? "",
+    createdAtUnixMs: BigInt(job.created_at.getTime()),
+    finishedAtUnixMs: job.finished_at ? BigInt(job.finished_at.getTime()) : undefined,
+    errorCode: job.error_code ?? "",
+    errorMessage: job.error_message ?? "",
+    imageBytes: BigInt(job.image_bytes),
+  };
+}

@@ -8,7 +8,8 @@ import type { JobRunner } from "./jobs.ts";
 import type { ImageStore } from "./storage/store.ts";
 import { checkImageLink } from "./storage/signed-links.ts";
 import { findImage } from "./job-store.ts";
-import { lookupJob } from "./job-lookup.ts";
+import { lookupJob, lookupJobDetail } from "./job-lookup.ts";
+import { channelStatsRows, channelWindowStats } from "./channel-stats.ts";
 import type { GenerationMetrics } from "./metrics.ts";
 
 const CHUNK_BYTES = 256 * 1024;
@@ -36,11 +37,25 @@ export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunn
       },
       async getJob(req) {
         // Another account's job is "not found", never "forbidden": ids must not leak.
-        const state = await lookupJob(deps, req.requestId, req.accountId, "url");
-        if (!state) throw new ConnectError("no such request", Code.NotFound);
-        if (state.case === "running") return { state: { case: "running", value: { createdUnix: state.createdUnix } } };
-        if (state.case === "images") return { state: { case: "images", value: state.value } };
-        return { state: { case: "failure", value: state.value } };
+        const [state, detail] = await Promise.all([
+          lookupJob(deps, req.requestId, req.accountId, "url"),
+          lookupJobDetail(deps.db, req.requestId, req.accountId),
+        ]);
+        if (!state || !detail) throw new ConnectError("no such request", Code.NotFound);
+        if (state.case === "running") return { state: { case: "running", value: { createdUnix: state.createdUnix } }, detail };
+        if (state.case === "images") return { state: { case: "images", value: state.value }, detail };
+        return { state: { case: "failure", value: state.value }, detail };
+      },
+      async getChannelStats(req) {
+        if (req.hours > 720) throw new ConnectError("hours must be 1..720", Code.InvalidArgument);
+        const hours = req.hours || 24;
+        // The same shared breaker states and slot counts every replica answers with (capacity.ts).
+        const [health, stats] = await Promise.all([deps.jobs.channels.health(), channelWindowStats(deps.db, hours)]);
+        const models = [...deps.catalog.values()].map((model) => ({
+          id: model.id,
+          channels: model.channels.map((channel) => health.get(channelKey(model.id, channel.name))!),
+        }));
+        return { hours, channels: channelStatsRows(models, stats) };
       },
       getMetrics: () => deps.metrics.exposition(),
       async *readImage(req) {

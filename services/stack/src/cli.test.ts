@@ -41,6 +41,28 @@ describe("orvado CLI against the running services", () => {
 
     const shown = await orvado("accounts", "show", "--account", accountId);
     expect(shown.json).toMatchObject({ email: "cli@example.test", balance_usd: "4.960000", held_usd: "0.000000", available_usd: "4.960000" });
+    // The same account by its email, as an operator usually knows it.
+    const byEmail = await orvado("accounts", "show", "--email", "CLI@example.test");
+    expect(byEmail.json).toEqual(shown.json);
+  });
+
+  it("lists accounts with their balances, and those whose email contains a text", async () => {
+    for (const email of ["list-a@shop.test", "list-b@shop.test"]) {
+      expect((await orvado("accounts", "create", "--email", email, "--password", "a long password")).code).toBe(0);
+    }
+    const all = await orvado("accounts", "list");
+    expect(all.code).toBe(0);
+    expect(all.json.accounts.map((account: { email: string }) => account.email)).toEqual(expect.arrayContaining(["admin@example.test", "list-a@shop.test", "list-b@shop.test"]));
+    const shop = await orvado("accounts", "list", "--email", "@SHOP.test");
+    expect(shop.json.accounts).toEqual([
+      expect.objectContaining({ email: "list-a@shop.test", role: "user", disabled: false, balance_usd: "0.000000" }),
+      expect.objectContaining({ email: "list-b@shop.test", role: "user", disabled: false, balance_usd: "0.000000" }),
+    ]);
+    expect((await orvado("accounts", "list", "--email", "nobody-here")).json).toEqual({ accounts: [] });
+    const unknown = await orvado("accounts", "show", "--email", "nobody@shop.test");
+    expect(unknown.code).toBe(1);
+    expect((await orvado("accounts", "show")).code).toBe(2);
+    expect((await orvado("accounts", "show", "--account", "acct_x", "--email", "a@b.test")).code).toBe(2);
   });
 
   it("lists the example prices", async () => {

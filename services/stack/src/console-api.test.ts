@@ -177,11 +177,15 @@ describe("keys", () => {
       [{ name: "x", expiresAt: new Date(Date.now() - 60_000).toISOString() }, "invalid_field", /in the future/],
       [{ name: "x", models: ["no-such-model"] }, "invalid_field", /no-such-model/],
       [{ name: "x".repeat(101) }, "invalid_field", /name/],
-      [{}, "missing_field", /name is required/],
     ];
     for (const [body, code, message] of cases) {
       const answer = await browser.call("POST", "/keys", { body });
       expect([answer.status, answer.body.error.code, answer.body.error.message]).toEqual([400, code, expect.stringMatching(message)]);
+    }
+    // No name, or only spaces: the key is called "default", as the CLI names it.
+    for (const body of [{}, { name: "  " }]) {
+      const answer = await browser.call("POST", "/keys", { body });
+      expect([answer.status, answer.body.key.name]).toEqual([201, "default"]);
     }
   });
 
@@ -256,7 +260,7 @@ describe("money and usage", () => {
     });
     const spend = (await browser.call("GET", "/spend?days=7")).body.days;
     expect(spend).toHaveLength(7);
-    expect(spend[6]).toEqual({ date: new Date().toISOString().slice(0, 10), usd: "0.050000", micros: 50_000, requests: 3 });
+    expect(spend[6]).toEqual({ date: new Date().toISOString().slice(0, 10), usd: "0.050000", micros: 50_000, requests: 3, notCharged: 0, pending: 0 });
     expect(spend[0]).toMatchObject({ usd: "0.000000", requests: 0 });
 
     const all = (await browser.call("GET", "/usage")).body;

@@ -53,6 +53,13 @@ const ROUTES: Record<string, Route> = {
   "GET /admin/prices": { method: "GET", path: () => "/admin/prices", admin: true },
   "PUT /admin/prices": { method: "PUT", path: () => "/admin/prices", body: () => ({ model: "beta", tier: "1K", usd: "0.000001" }), admin: true },
   "GET /admin/models": { method: "GET", path: () => "/admin/models", admin: true },
+  "GET /admin/overview": { method: "GET", path: () => "/admin/overview", admin: true },
+  "GET /admin/channels": { method: "GET", path: () => "/admin/channels", admin: true },
+  "GET /admin/accounts/:id": { method: "GET", path: () => `/admin/accounts/${a.id}`, admin: true },
+  "GET /admin/accounts/:id/statement": { method: "GET", path: () => `/admin/accounts/${a.id}/statement`, admin: true },
+  "GET /admin/accounts/:id/usage": { method: "GET", path: () => `/admin/accounts/${a.id}/usage`, admin: true },
+  "GET /admin/accounts/:id/usage/:requestId": { method: "GET", path: () => `/admin/accounts/${a.id}/usage/${a.requestId}`, admin: true },
+  "POST /admin/accounts/:id/adjust": { method: "POST", path: () => `/admin/accounts/${b.id}/adjust`, body: () => ({ usd: "100", note: "free money" }), admin: true },
 };
 
 const WRITES = Object.entries(ROUTES).filter(([name, route]) => route.method !== "GET" && name !== "POST /session");
@@ -109,7 +116,7 @@ async function snapshotOfA() {
 
 describe("tenant isolation", () => {
   it("covers every route of the contract", () => {
-    expect(Object.keys(ROUTES)).toHaveLength(22);
+    expect(Object.keys(ROUTES)).toHaveLength(29);
   });
 
   // What B sees on each user route, given A's ids: B's own data, an empty list, or 404.

@@ -1,9 +1,12 @@
 // `npm start`: the whole service set with embedded defaults on one machine.
 import { createLogger, stopOnSignal } from "@orvado/core";
 import { startStack, streamDescription } from "./index.ts";
+import { adminPasswordNote } from "./admin-password-note.ts";
 
 const logger = createLogger("orvado", process.env.LOG_LEVEL ?? "info");
+const startedAtMs = Date.now();
 const stack = await startStack({ logger });
+const passwordNote = await adminPasswordNote(stack, startedAtMs);
 const banner = [
   "",
   "Orvado is running.",
@@ -12,6 +15,7 @@ const banner = [
   `  Cost lookup:              ${stack.edgeUrl}/api/cost/request/<request id>`,
   `  Internal gRPC:            auth ${stack.authUrl}, billing ${stack.billingUrl}, generation ${stack.generationUrl}`,
   `  Billing events:           ${streamDescription(stack)}`,
+  ...(passwordNote ? [`  ${passwordNote}`] : []),
   "  Models are served by the SANDBOX renderer until upstream channels are configured.",
   "  Next: npx orvado accounts create --email you@example.com --password '…'   (see README)",
   "  Ctrl-C stops after the jobs in flight finish.",

@@ -5,7 +5,10 @@ import { GROUPS, globalUsage, groupUsage, type Group } from "./usage.ts";
 export type Command =
   | { name: "accounts create"; email: string; password: string; admin: boolean }
   | { name: "accounts topup"; accountId: string; amountMicros: bigint; note: string }
-  | { name: "accounts show"; accountId: string }
+  /** By id, or by exact email when only --email is given. */
+  | { name: "accounts show"; accountId: string; email?: undefined }
+  | { name: "accounts show"; accountId?: undefined; email: string }
+  | { name: "accounts list"; emailContains: string }
   | { name: "accounts adjust"; accountId: string; amountMicros: bigint; note: string }
   | { name: "accounts disable" | "accounts enable"; accountId: string }
   /** undefined: keep the current value; null: back to the default (the service's concurrency, no rpm). */
@@ -46,7 +49,8 @@ const SUBCOMMANDS: Record<Group, Record<string, Spec>> = {
   accounts: {
     create: { options: { email: "string", password: "string", admin: "boolean" }, positionals: [] },
     topup: { options: { account: "string", usd: "string", note: "string" }, positionals: [] },
-    show: { options: { account: "string" }, positionals: [] },
+    show: { options: { account: "string", email: "string" }, positionals: [] },
+    list: { options: { email: "string" }, positionals: [] },
     adjust: { options: { account: "string", usd: "string", note: "string" }, positionals: [] },
     disable: { options: { account: "string" }, positionals: [] },
     enable: { options: { account: "string" }, positionals: [] },
@@ -198,8 +202,14 @@ function build(group: Group, action: string, values: Values): Command {
       if (amountMicros === 0n) throw new ArgError("--usd must be more than 0");
       return { name: "accounts topup", accountId: required("account").trim(), amountMicros, note: text("note") ?? "" };
     }
-    case "accounts show":
-      return { name: "accounts show", accountId: required("account").trim() };
+    case "accounts show": {
+      const account = text("account");
+      const email = text("email");
+      if ((account === undefined) === (email === undefined)) throw new ArgError("give one of --account or --email");
+      return account !== undefined ? { name: "accounts show", accountId: account.trim() } : { name: "accounts show", email: email!.trim() };
+    }
+    case "accounts list":
+      return { name: "accounts list", emailContains: text("email")?.trim() ?? "" };
     case "accounts adjust": {
       const amount = required("usd").trim();
       const negative = amount.startsWith("-");

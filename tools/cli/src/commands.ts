@@ -102,15 +102,15 @@ export async function adjustBalance(ctx: CommandContext, cmd: Extract<Command, {
 }
 
 export async function showAccount(ctx: CommandContext, cmd: Extract<Command, { name: "accounts show" }>): Promise<Out> {
-  const lookup = `looking up account ${cmd.accountId}`;
+  const lookup = cmd.accountId !== undefined ? `looking up account ${cmd.accountId}` : `looking up the account with email ${cmd.email}`;
   // Auth first: an unknown account is reported as such rather than as an empty balance.
   const { account } = await call("auth", lookup, () =>
-    ctx.clients.auth.getAccount({ accountId: cmd.accountId }, CALL),
+    ctx.clients.auth.getAccount(cmd.accountId !== undefined ? { accountId: cmd.accountId } : { email: cmd.email }, CALL),
   );
   const found = present(account, "auth", lookup);
-  const balanceWhat = `reading the balance of account ${cmd.accountId}`;
+  const balanceWhat = `reading the balance of account ${found.accountId}`;
   const { balance } = await call("billing", balanceWhat, () =>
-    ctx.clients.billing.getBalance({ accountId: cmd.accountId }, CALL),
+    ctx.clients.billing.getBalance({ accountId: found.accountId }, CALL),
   );
   return {
     account_id: found.accountId,
@@ -120,6 +120,26 @@ export async function showAccount(ctx: CommandContext, cmd: Extract<Command, { n
     ...limitsJson(found.limits),
     ...balanceJson(present(balance, "billing", balanceWhat)),
   };
+}
+
+/** Accounts, oldest first, each with its balance; with --email, those whose email contains it. */
+export async function listAccounts(ctx: CommandContext, cmd: Extract<Command, { name: "accounts list" }>): Promise<Out> {
+  const what = cmd.emailContains ? `listing the accounts whose email contains ${cmd.emailContains}` : "listing the accounts";
+  const { accounts } = await call("auth", what, () => ctx.clients.auth.listAccounts({ emailContains: cmd.emailContains }, CALL));
+  const rows = [];
+  for (const account of accounts) {
+    const balanceWhat = `reading the balance of account ${account.accountId}`;
+    const { balance } = await call("billing", balanceWhat, () => ctx.clients.billing.getBalance({ accountId: account.accountId }, CALL));
+    rows.push({
+      account_id: account.accountId,
+      email: account.email,
+      role: roleText(account.role),
+      disabled: account.disabled,
+      created_at: isoTime(account.createdAtUnixMs),
+      ...balanceJson(present(balance, "billing", balanceWhat)),
+    });
+  }
+  return { accounts: rows };
 }
 
 export async function createKey(ctx: CommandContext, cmd: Extract<Command, { name: "keys create" }>): Promise<Out> {
@@ -285,6 +305,8 @@ export function runCommand(ctx: CommandContext, cmd: Command): Promise<Out | Pri
       return topUp(ctx, cmd);
     case "accounts show":
       return showAccount(ctx, cmd);
+    case "accounts list":
+      return listAccounts(ctx, cmd);
     case "accounts adjust":
       return adjustBalance(ctx, cmd);
     case "accounts disable":

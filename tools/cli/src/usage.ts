@@ -12,8 +12,12 @@ const ACCOUNTS = `Accounts:
       Create an account (role "user", or "admin" with --admin).
   orvado accounts topup --account A --usd 12.50 [--note TEXT]
       Add prepaid USD (up to 6 decimal places) to an account's balance.
-  orvado accounts show --account A
-      Show an account with its balance, held and available amounts.
+  orvado accounts list [--email TEXT]
+      List the accounts, oldest first, with their balances; --email keeps those
+      whose email contains TEXT (case-insensitive).
+  orvado accounts show --account A | --email E
+      Show an account (by id, or by its exact email) with its balance, held and
+      available amounts.
   orvado accounts adjust --account A --usd -1.50 --note TEXT
       Correct a balance by a signed amount (a refund, a credit, a fix). The note
       is required and kept in the ledger.

@@ -24,7 +24,7 @@ export function textMicros(text) {
 export function dateTime(iso) {
   if (!iso) return "—";
   const date = new Date(iso);
-  return date.toLocaleString("en-US", { month: "short", day: "numeric", year: "numeric", hour: "2-digit", minute: "2-digit", hour12: false });
+  return date.toLocaleString("en-US", { month: "short", day: "numeric", year: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false });
 }
 
 export function shortDate(iso) {
@@ -62,4 +62,22 @@ export function tierOf(size) {
   if (longest < 1800) return "1K";
   if (longest < 3000) return "2K";
   return "4K";
+}
+
+/** A share from 0 to 1 as "66.7%". */
+export const percent = (share) => `${(share * 100).toLocaleString("en-US", { maximumFractionDigits: 1 })}%`;
+
+/** Milliseconds as "850 ms", "12.4 s" or "3 min 5 s"; "—" for none. */
+export function duration(ms) {
+  if (ms === null || ms === undefined) return "—";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toLocaleString("en-US", { maximumFractionDigits: 1 })} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/** Bytes as "512 B", "1.4 MB". */
+export function bytes(count) {
+  if (count < 1024) return `${count} B`;
+  if (count < 1024 * 1024) return `${(count / 1024).toFixed(1)} KB`;
+  return `${(count / 1024 / 1024).toFixed(1)} MB`;
 }

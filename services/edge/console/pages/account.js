@@ -6,7 +6,7 @@ import { Alert, Card, DetailList, Field, PageHeader } from "../components/ui.js"
 
 const MIN_LENGTH = 8; // the auth service's minimum
 
-function ChangePassword() {
+function ChangePassword({ onChanged }) {
   const [form, setForm] = useState({ current: "", next: "", repeat: "" });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
@@ -25,6 +25,7 @@ function ChangePassword() {
       await post("/password", { currentPassword: form.current, newPassword: form.next });
       setForm({ current: "", next: "", repeat: "" });
       setDone(true);
+      onChanged?.();
     } catch (failure) {
       setError(failure.code === "invalid_credentials" ? "The current password is not right." : failure.message);
     }
@@ -43,10 +44,10 @@ function ChangePassword() {
   <//>`;
 }
 
-export function AccountPage({ account }) {
+export function AccountPage({ account, onPasswordChanged }) {
   return html`<${PageHeader} title="Account" />
     <${Card} title="Signed in as">
       <${DetailList} rows=${[["Email", account.email], ["Role", account.role], ["Account id", html`<code>${account.id}</code>`]]} />
     <//>
-    <${ChangePassword} />`;
+    <${ChangePassword} onChanged=${onPasswordChanged} />`;
 }

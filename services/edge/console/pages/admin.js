@@ -1,41 +1,31 @@
-// Admin (role admin only): accounts and their balances, the price table, models and their channels.
+// Admin (role admin only): the overview, accounts and their balances, one account's page,
+// channel health, the price table, models and their channels.
 import { useState } from "/console/vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 import { get, post, put } from "../lib/api.js";
 import { dateTime, shortDate, usd } from "../lib/format.js";
-import { Alert, Badge, Card, ConfirmDialog, Empty, ErrorAlert, Field, Loading, Modal, PageHeader, useLoad } from "../components/ui.js";
+import { Alert, Badge, Card, ConfirmDialog, Empty, ErrorAlert, Field, Loading, PageHeader, useLoad } from "../components/ui.js";
+import { LimitsDialog, MONEY, TopUpDialog, limitsText, useAction } from "../components/account-actions.js";
+import { OverviewSection } from "./admin-overview.js";
+import { ChannelsSection } from "./admin-channels.js";
+import { AccountSection } from "./admin-account.js";
 
-const MONEY = /^\d{1,9}(\.\d{1,6})?$/;
 const TABS = [
   { path: "/admin", label: "Accounts" },
+  { path: "/admin/overview", label: "Overview" },
+  { path: "/admin/channels", label: "Channels" },
   { path: "/admin/prices", label: "Prices" },
   { path: "/admin/models", label: "Models" },
 ];
 
-function Tabs({ path }) {
-  return html`<nav class="tabs" aria-label="Admin sections">
-    ${TABS.map((tab) => html`<a href=${"/console" + tab.path} class=${tab.path === path ? "tab active" : "tab"} aria-current=${tab.path === path ? "page" : undefined}>${tab.label}</a>`)}
-  </nav>`;
-}
+/** The tab a path belongs to: an account's page (/admin/accounts/<id>) is under Accounts. */
+const tabOf = (path) => (path.startsWith("/admin/accounts/") ? "/admin" : path);
 
-/** Runs a form's action with busy and error state; returns whether it succeeded. */
-function useAction() {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-  const run = async (action) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await action();
-      return true;
-    } catch (failure) {
-      setError(failure);
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
-  return { busy, error, run };
+function Tabs({ path }) {
+  const current = tabOf(path);
+  return html`<nav class="tabs" aria-label="Admin sections">
+    ${TABS.map((tab) => html`<a href=${"/console" + tab.path} class=${tab.path === current ? "tab active" : "tab"} aria-current=${tab.path === current ? "page" : undefined}>${tab.label}</a>`)}
+  </nav>`;
 }
 
 function CreateAccountForm({ onCreated }) {
@@ -71,71 +61,6 @@ function CreateAccountForm({ onCreated }) {
   <//>`;
 }
 
-function TopUpDialog({ account, onDone, onClose }) {
-  const [amount, setAmount] = useState("");
-  const [note, setNote] = useState("");
-  const action = useAction();
-  const amountError = amount && !MONEY.test(amount.trim()) ? "A dollar amount such as 10 or 25.50" : null;
-  const submit = async (event) => {
-    event?.preventDefault();
-    if (amountError || !amount.trim() || !note.trim()) return;
-    if (await action.run(() => post(`/admin/accounts/${encodeURIComponent(account.id)}/topup`, { usd: amount.trim(), note: note.trim() }))) {
-      onDone();
-      onClose();
-    }
-  };
-  return html`<${Modal}
-    title=${"Top up " + account.email}
-    onClose=${onClose}
-    footer=${html`
-      <button type="button" class="button" onClick=${onClose}>Cancel</button>
-      <button type="submit" form="topup-form" class="button primary" disabled=${action.busy || !!amountError || !amount.trim() || !note.trim()}>${action.busy ? "Adding…" : "Add funds"}</button>`}
-  >
-    <form id="topup-form" class="form" onSubmit=${submit}>
-      <p class="muted">Current balance: <strong>${usd(account.balanceUsd)}</strong></p>
-      <${ErrorAlert} error=${action.error} />
-      <${Field} label="Amount (USD)" error=${amountError}><input name="usd" inputMode="decimal" placeholder="10.00" value=${amount} onInput=${(event) => setAmount(event.target.value)} /><//>
-      <${Field} label="Note" hint="Kept in the ledger, e.g. an invoice number"><input name="note" required value=${note} onInput=${(event) => setNote(event.target.value)} /><//>
-    </form>
-  <//>`;
-}
-
-const WHOLE = /^\d{1,7}$/;
-
-/** An account's fair-share limits; an empty field puts that limit back to its default. */
-function LimitsDialog({ account, onDone, onClose }) {
-  const [max, setMax] = useState(account.limits.maxConcurrentJobs === null ? "" : String(account.limits.maxConcurrentJobs));
-  const [rpm, setRpm] = useState(account.limits.requestsPerMinute === null ? "" : String(account.limits.requestsPerMinute));
-  const action = useAction();
-  const maxError = max.trim() && !(WHOLE.test(max.trim()) && Number(max) <= 100000) ? "A whole number from 0 (no limit) to 100000" : null;
-  const rpmError = rpm.trim() && !(WHOLE.test(rpm.trim()) && Number(rpm) >= 1 && Number(rpm) <= 1000000) ? "A whole number from 1 to 1000000" : null;
-  const submit = async (event) => {
-    event?.preventDefault();
-    if (maxError || rpmError) return;
-    const body = { maxConcurrentJobs: max.trim() ? Number(max) : null, requestsPerMinute: rpm.trim() ? Number(rpm) : null };
-    if (await action.run(() => put(`/admin/accounts/${encodeURIComponent(account.id)}/limits`, body))) {
-      onDone();
-      onClose();
-    }
-  };
-  return html`<${Modal}
-    title=${"Limits of " + account.email}
-    onClose=${onClose}
-    footer=${html`
-      <button type="button" class="button" onClick=${onClose}>Cancel</button>
-      <button type="submit" form="limits-form" class="button primary" disabled=${action.busy || !!maxError || !!rpmError}>${action.busy ? "Saving…" : "Save limits"}</button>`}
-  >
-    <form id="limits-form" class="form" onSubmit=${submit}>
-      <${ErrorAlert} error=${action.error} />
-      <${Field} label="Concurrent jobs" hint="Jobs it may run at once; empty: the service default; 0: no limit" error=${maxError}><input name="maxConcurrentJobs" inputMode="numeric" placeholder="default" value=${max} onInput=${(event) => setMax(event.target.value)} /><//>
-      <${Field} label="Requests per minute" hint="Image requests it may start per minute, all keys together; empty: no limit" error=${rpmError}><input name="requestsPerMinute" inputMode="numeric" placeholder="no limit" value=${rpm} onInput=${(event) => setRpm(event.target.value)} /><//>
-    </form>
-  <//>`;
-}
-
-const limitsText = (limits) =>
-  `${limits.maxConcurrentJobs === null ? "default" : limits.maxConcurrentJobs === 0 ? "no limit" : limits.maxConcurrentJobs} jobs · ${limits.requestsPerMinute === null ? "no rpm limit" : limits.requestsPerMinute + "/min"}`;
-
 function AccountsSection({ self }) {
   const accounts = useLoad(() => get("/admin/accounts"));
   const [toppingUp, setToppingUp] = useState(null);
@@ -152,7 +77,7 @@ function AccountsSection({ self }) {
         <tbody>
           ${list.map(
             (account) => html`<tr key=${account.id} data-account-email=${account.email}>
-              <td class="strong">${account.email}</td>
+              <td class="strong"><a href=${"/console/admin/accounts/" + encodeURIComponent(account.id)}>${account.email}</a></td>
               <td>${account.role === "admin" ? html`<${Badge} kind="info">admin<//>` : "user"}</td>
               <td>${account.disabled ? html`<${Badge} kind="danger">disabled<//>` : html`<${Badge} kind="success">active<//>`}</td>
               <td class="nowrap">${shortDate(account.createdAt)}</td>
@@ -205,17 +130,21 @@ function PriceEditor({ price, onSaved, onCancel }) {
     if (note.trim()) body.note = note.trim();
     if (await action.run(() => put("/admin/prices", body))) onSaved();
   };
+  // The row keeps the table's four cells; its inputs join the form by its id (a form may not sit between rows).
+  const form = `price-${price.model}-${price.tier}`;
   return html`<tr class="editing">
-    <td colspan="4">
-      <form class="inline-form" onSubmit=${save}>
-        <code>${price.model}</code> <span>${price.tier}</span>
-        <input name="usd" aria-label="New price in USD" inputMode="decimal" class=${invalid ? "invalid" : ""} value=${amount} onInput=${(event) => setAmount(event.target.value)} />
-        <input name="note" aria-label="Note" placeholder="Why (kept with the change)" class="grow" value=${note} onInput=${(event) => setNote(event.target.value)} />
-        ${zero && html`<label><input type="checkbox" name="free" checked=${free} onChange=${(event) => setFree(event.target.checked)} /> Free: charge $0</label>`}
-        <button type="submit" class="button small primary" disabled=${action.busy || blocked}>Save</button>
-        <button type="button" class="button small" onClick=${onCancel}>Cancel</button>
-      </form>
+    <td><code>${price.model}</code></td>
+    <td>${price.tier}</td>
+    <td class="num price-edit">
+      <form id=${form} onSubmit=${save}></form>
+      <input form=${form} name="usd" aria-label="New price in USD" inputMode="decimal" class=${invalid ? "invalid" : ""} value=${amount} onInput=${(event) => setAmount(event.target.value)} />
+      <input form=${form} name="note" aria-label="Note" placeholder="Why (kept with the change)" value=${note} onInput=${(event) => setNote(event.target.value)} />
+      ${zero && html`<label class="small"><input form=${form} type="checkbox" name="free" checked=${free} onChange=${(event) => setFree(event.target.checked)} /> Free: charge $0</label>`}
       <${ErrorAlert} error=${action.error} />
+    </td>
+    <td class="actions">
+      <button form=${form} type="submit" class="button small primary" disabled=${action.busy || blocked}>Save</button>
+      <button type="button" class="button small" onClick=${onCancel}>Cancel</button>
     </td>
   </tr>`;
 }
@@ -301,11 +230,19 @@ function ModelsSection() {
   </div>`;
 }
 
-const SECTIONS = { "/admin": AccountsSection, "/admin/prices": PricesSection, "/admin/models": ModelsSection };
+const SECTIONS = {
+  "/admin": AccountsSection,
+  "/admin/overview": OverviewSection,
+  "/admin/channels": ChannelsSection,
+  "/admin/prices": PricesSection,
+  "/admin/models": ModelsSection,
+};
+const ACCOUNT_PAGE = /^\/admin\/accounts\/([^/]+)$/;
 
 export function Admin({ path, account }) {
-  const Section = SECTIONS[path];
-  return html`<${PageHeader} title="Admin" subtitle="Accounts, balances, prices and the model catalog." />
+  const accountId = ACCOUNT_PAGE.exec(path)?.[1];
+  const Section = accountId ? AccountSection : SECTIONS[path];
+  return html`<${PageHeader} title="Admin" subtitle="Requests and money across accounts, accounts, channels, prices and the model catalog." />
     <${Tabs} path=${path} />
-    ${Section ? html`<${Section} self=${account} />` : html`<${Empty} title="There is no such admin page" />`}`;
+    ${Section ? html`<${Section} self=${account} accountId=${accountId && decodeURIComponent(accountId)} key=${path} />` : html`<${Empty} title="There is no such admin page" />`}`;
 }

@@ -28,10 +28,12 @@ function BalanceCards() {
 function SpendCard() {
   const { data, error } = useLoad(() => get("/spend?days=30"));
   const total = data ? data.days.reduce((sum, day) => sum + BigInt(day.micros), 0n) : 0n;
+  // Only charged requests count as such; failed and expired ones are counted apart (never charged).
   const requests = data ? data.days.reduce((sum, day) => sum + day.requests, 0) : 0;
+  const notCharged = data ? data.days.reduce((sum, day) => sum + day.notCharged, 0) : 0;
   return html`<${Card}
     title="Spend, last 30 days"
-    subtitle=${data ? `${usd(microsText(total))} across ${plural(requests, "charged request")}` : " "}
+    subtitle=${data ? `${usd(microsText(total))} across ${plural(requests, "charged request")}${notCharged ? ` · ${notCharged} not charged (failed)` : ""}` : " "}
   >
     <${ErrorAlert} error=${error} />
     ${data ? html`<${SpendChart} days=${data.days} />` : !error && html`<${Loading} />`}

@@ -85,6 +85,12 @@ export function Playground() {
   const price = offered ? model.prices?.[tier] : null;
   const isAlpha = model?.family === "alpha";
   const set = (name) => (event) => setForm({ ...form, [name]: event.target.value });
+  // A preset size the new model has no tier for goes back to 1024x1024 (every model has 1K).
+  const chooseModel = (event) => {
+    const next = list.find((entry) => entry.id === event.target.value);
+    const keeps = form.preset === CUSTOM || (next && next.tiers.includes(tierOf(form.preset)));
+    setForm({ ...form, model: event.target.value, preset: keeps ? form.preset : "1024x1024" });
+  };
 
   const submit = async (event) => {
     event.preventDefault();
@@ -114,13 +120,17 @@ export function Playground() {
           <//>
           <div class="form-grid">
             <${Field} label="Model">
-              <select name="model" value=${model?.id} onChange=${set("model")}>
+              <select name="model" value=${model?.id} onChange=${chooseModel}>
                 ${list.map((entry) => html`<option value=${entry.id}>${entry.id}${entry.sandbox ? " (sandbox)" : ""}</option>`)}
               </select>
             <//>
             <${Field} label="Size">
               <select name="size" value=${form.preset} onChange=${set("preset")}>
-                ${PRESETS.map((preset) => html`<option value=${preset.value}>${preset.label}</option>`)}
+                ${PRESETS.map((preset) => {
+                  // A size whose tier the model does not offer cannot be chosen for it.
+                  const missing = model && !model.tiers.includes(tierOf(preset.value));
+                  return html`<option value=${preset.value} disabled=${missing}>${preset.label}${missing ? ` · no ${tierOf(preset.value)} tier` : ""}</option>`;
+                })}
                 <option value=${CUSTOM}>Custom…</option>
               </select>
             <//>
@@ -155,7 +165,7 @@ export function Playground() {
             html`<span>Tier <strong>${tier}</strong> · ${usd(price)} per image · estimated <strong>${usd(microsText(textMicros(price) * BigInt(Number(form.n) || 1)))}</strong></span>`}
           </div>
           <div class="form-actions">
-            <button type="submit" class="button primary" disabled=${busy || !form.prompt.trim()}>
+            <button type="submit" class="button primary" disabled=${busy || !form.prompt.trim() || !offered}>
               ${busy ? html`<${Spinner} label="Generating" /> Generating… ${elapsed}s` : "Generate"}
             </button>
           </div>
@@ -169,7 +179,7 @@ export function Playground() {
         <//>`}
         ${result && html`<${Result} result=${result} />`}
         ${!result && !error && html`<${Card}>
-          ${busy ? html`<${Loading}>Generating… this can take up to a minute<//>` : html`<${Empty} title="Your images appear here">Write a prompt and press Generate.<//>`}
+          ${busy ? html`<${Loading}>Generating… most images take seconds; a job may run up to 10 minutes<//>` : html`<${Empty} title="Your images appear here">Write a prompt and press Generate.<//>`}
         <//>`}
       </div>
     </div>`;

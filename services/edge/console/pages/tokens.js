@@ -6,7 +6,7 @@ import { relative, shortDate, usd } from "../lib/format.js";
 import { Badge, Card, ConfirmDialog, Empty, ErrorAlert, Field, Loading, PageHeader, useLoad } from "../components/ui.js";
 import { SecretReveal } from "../components/secret-reveal.js";
 
-const MONEY = /^\d{1,9}(\.\d{1,6})?$/;
+const MONEY = /^\d{1,12}(\.\d{1,6})?$/;
 
 export function keyStatus(key, now = Date.now()) {
   if (key.revokedAt) return "revoked";
@@ -52,7 +52,7 @@ function CreateKeyForm({ onCreated }) {
 
   const submit = async (event) => {
     event.preventDefault();
-    if (limitError || !name.trim()) return;
+    if (limitError) return;
     setBusy(true);
     setError(null);
     const body = { name: name.trim() };
@@ -77,8 +77,8 @@ function CreateKeyForm({ onCreated }) {
     <form class="form" onSubmit=${submit}>
       <${ErrorAlert} error=${error} />
       <div class="form-grid">
-        <${Field} label="Name" hint="For you: where the key is used">
-          <input name="name" required maxLength="100" placeholder="e.g. website backend" value=${name} onInput=${(event) => setName(event.target.value)} />
+        <${Field} label="Name" hint="For you: where the key is used. Empty: “default”, as the CLI names it">
+          <input name="name" maxLength="100" placeholder="default" value=${name} onInput=${(event) => setName(event.target.value)} />
         <//>
         <${Field} label="Spending limit (USD)" hint="Optional; empty means no limit beyond the balance" error=${limitError}>
           <input name="limitUsd" inputMode="decimal" placeholder="No limit" value=${limit} onInput=${(event) => setLimit(event.target.value)} />
@@ -90,7 +90,7 @@ function CreateKeyForm({ onCreated }) {
       ${models.data && html`<${ModelChoice} models=${models.data.models} chosen=${chosen} onChange=${setChosen} />`}
       <${ErrorAlert} error=${models.error} />
       <div class="form-actions">
-        <button type="submit" class="button primary" disabled=${busy || !name.trim() || !!limitError}>${busy ? "Creating…" : "Create key"}</button>
+        <button type="submit" class="button primary" disabled=${busy || !!limitError}>${busy ? "Creating…" : "Create key"}</button>
       </div>
     </form>
   <//>`;

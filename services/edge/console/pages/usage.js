@@ -2,9 +2,9 @@
 import { useState } from "/console/vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 import { get, query } from "../lib/api.js";
-import { dateTime, usd } from "../lib/format.js";
-import { Card, DetailList, Empty, ErrorAlert, Field, Loading, PageHeader, useLoad } from "../components/ui.js";
-import { RequestsTable, StatusBadge, keyLabel } from "../components/requests-table.js";
+import { Card, Empty, ErrorAlert, Field, Loading, PageHeader, useLoad } from "../components/ui.js";
+import { RequestsTable } from "../components/requests-table.js";
+import { RequestDetail } from "../components/request-detail.js";
 
 const PAGE_SIZES = [10, 25, 50, 100];
 
@@ -51,40 +51,6 @@ function Filters({ form, onChange }) {
     <//>
     ${filtered && html`<button type="button" class="button link" onClick=${() => onChange(EMPTY_FORM)}>Clear filters</button>`}
   </form>`;
-}
-
-function RequestDetail({ requestId, onClose }) {
-  const { data, error } = useLoad(() => get(`/usage/${encodeURIComponent(requestId)}`), [requestId]);
-  return html`<${Card}
-    class="detail-panel"
-    data-testid="request-detail"
-    title="Request"
-    subtitle=${requestId}
-    actions=${html`<button type="button" class="button small" onClick=${onClose} aria-label="Close detail">Close</button>`}
-  >
-    <${ErrorAlert} error=${error} />
-    ${!data && !error && html`<${Loading} />`}
-    ${data &&
-    html`<div class="detail-amount">
-        <span class="stat-value">${data.status === "pending" ? "pending" : usd(data.amountUsd)}</span>
-        <${StatusBadge} status=${data.status} />
-      </div>
-      <${DetailList}
-        rows=${[
-          ["Request id", html`<code>${data.requestId}</code>`],
-          ["Model", html`<code>${data.model}</code>`],
-          ["Size", data.size],
-          ["Tier", data.tier],
-          ["Images", `${data.imagesDelivered} delivered of ${data.imagesRequested} requested`],
-          ["Amount", html`${usd(data.amountUsd)} <span class="muted small">(${data.amountMicros} micro-USD)</span>`],
-          ["Key", keyLabel(data)],
-          ["User", data.user ?? "—"],
-          ["Created", dateTime(data.createdAt)],
-          ["Settled", data.settledAt ? dateTime(data.settledAt) : "not yet"],
-        ]}
-      />
-      <p class="muted small">Also at <code>GET /api/cost/request/${data.requestId}</code>.</p>`}
-  <//>`;
 }
 
 const EMPTY_FORM = { keyId: "", model: "", user: "", from: "", to: "" };
@@ -152,6 +118,6 @@ export function Usage() {
           </div>
         </div>
       <//>
-      ${selected && html`<${RequestDetail} requestId=${selected} onClose=${() => setSelected(null)} />`}
+      ${selected && html`<${RequestDetail} requestId=${selected} apiPath=${`/usage/${encodeURIComponent(selected)}`} onClose=${() => setSelected(null)} />`}
     </div>`;
 }

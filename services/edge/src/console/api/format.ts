@@ -9,7 +9,15 @@ export const iso = (unixMs: bigint | undefined) => (unixMs === undefined ? null 
 export const roleName = (role: Role) => (role === Role.ADMIN ? "admin" : "user");
 
 export function accountJson(account: Account) {
-  return { id: account.accountId, email: account.email, role: roleName(account.role), disabled: account.disabled, limits: limitsJson(account) };
+  return {
+    id: account.accountId,
+    email: account.email,
+    role: roleName(account.role),
+    disabled: account.disabled,
+    limits: limitsJson(account),
+    // Still the password generated at first start: the console asks for a new one.
+    passwordGenerated: account.passwordGenerated,
+  };
 }
 
 /** maxConcurrentJobs null: the service's default applies; requestsPerMinute null: no limit. */

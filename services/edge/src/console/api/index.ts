@@ -15,6 +15,7 @@ import { usageRoutes } from "./routes/usage.ts";
 import { playgroundRoutes } from "./routes/playground.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { adminRoutes } from "./routes/admin.ts";
+import { adminOperatorRoutes } from "./routes/admin-operator.ts";
 
 export type { ConsoleApiDeps } from "./deps.ts";
 
@@ -47,6 +48,7 @@ export function consoleApiRoutes(app: FastifyInstance, deps: ConsoleApiDeps) {
         await signedIn.register(async (admin) => {
           admin.addHook("onRequest", requireAdmin);
           adminRoutes(admin, deps);
+          adminOperatorRoutes(admin, deps);
         });
       });
     },

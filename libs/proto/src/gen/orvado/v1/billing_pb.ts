@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file orvado/v1/billing.proto.
  */
 export const file_orvado_v1_billing: GenFile = /*@__PURE__*/
-  fileDesc("ChdvcnZhZG8vdjEvYmlsbGluZy5wcm90bxIJb3J2YWRvLnYxIuABCg5SZXNlcnZlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEh0KEGtleV9saW1pdF9taWNyb3MYBCABKANIAIgBARINCgVtb2RlbBgFIAEoCRIdCgR0aWVyGAYgASgOMg8ub3J2YWRvLnYxLlRpZXISDAoEc2l6ZRgHIAEoCRIYChBpbWFnZXNfcmVxdWVzdGVkGAggASgNEgwKBHVzZXIYCSABKAlCEwoRX2tleV9saW1pdF9taWNyb3MiaAoESG9sZBISCgpyZXF1ZXN0X2lkGAEgASgJEhkKEXVuaXRfcHJpY2VfbWljcm9zGAIgASgDEhUKDWFtb3VudF9taWNyb3MYAyABKAMSGgoSZXhwaXJlc19hdF91bml4X21zGAQgASgDImMKD1Jlc2VydmVSZXNwb25zZRIfCgRob2xkGAEgASgLMg8ub3J2YWRvLnYxLkhvbGRIABIlCgdyZWZ1c2FsGAIgASgLMhIub3J2YWRvLnYxLlJlZnVzYWxIAEIICgZyZXN1bHQiWgoMVG9wVXBSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSFQoNYW1vdW50X21pY3JvcxgCIAEoAxIMCgRub3RlGAMgASgJEhEKCXRvcF91cF9pZBgEIAEoCSJkCgdCYWxhbmNlEhIKCmFjY291bnRfaWQYASABKAkSFgoOYmFsYW5jZV9taWNyb3MYAiABKAMSEwoLaGVsZF9taWNyb3MYAyABKAMSGAoQYXZhaWxhYmxlX21pY3JvcxgEIAEoAyJfCg1BZGp1c3RSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSFQoNYW1vdW50X21pY3JvcxgCIAEoAxIMCgRub3RlGAMgASgJEhUKDWFkanVzdG1lbnRfaWQYBCABKAkiNQoOQWRqdXN0UmVzcG9uc2USIwoHYmFsYW5jZRgBIAEoCzISLm9ydmFkby52MS5CYWxhbmNlIjQKDVRvcFVwUmVzcG9uc2USIwoHYmFsYW5jZRgBIAEoCzISLm9ydmFkby52MS5CYWxhbmNlIicKEUdldEJhbGFuY2VSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkiOQoSR2V0QmFsYW5jZVJlc3BvbnNlEiMKB2JhbGFuY2UYASABKAsyEi5vcnZhZG8udjEuQmFsYW5jZSLbAgoKQ29zdFJlY29yZBISCgpyZXF1ZXN0X2lkGAEgASgJEiUKBnN0YXR1cxgCIAEoDjIVLm9ydmFkby52MS5Db3N0U3RhdHVzEg0KBW1vZGVsGAMgASgJEgwKBHNpemUYBCABKAkSHQoEdGllchgFIAEoDjIPLm9ydmFkby52MS5UaWVyEhgKEGltYWdlc19yZXF1ZXN0ZWQYBiABKA0SGAoQaW1hZ2VzX2RlbGl2ZXJlZBgHIAEoDRIZChF1bml0X3ByaWNlX21pY3JvcxgIIAEoAxIVCg1hbW91bnRfbWljcm9zGAkgASgDEhoKEmNyZWF0ZWRfYXRfdW5peF9tcxgKIAEoAxIfChJzZXR0bGVkX2F0X3VuaXhfbXMYCyABKANIAIgBARIOCgZrZXlfaWQYDCABKAkSDAoEdXNlchgNIAEoCUIVChNfc2V0dGxlZF9hdF91bml4X21zIlAKDkdldENvc3RSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIWCg5jbGllbnRfYWRkcmVzcxgDIAEoCSJbCg9HZXRDb3N0UmVzcG9uc2USIwoEY29zdBgBIAEoCzIVLm9ydmFkby52MS5Db3N0UmVjb3JkEiMKB3JlZnVzYWwYAiABKAsyEi5vcnZhZG8udjEuUmVmdXNhbCJLCgVQcmljZRINCgVtb2RlbBgBIAEoCRIdCgR0aWVyGAIgASgOMg8ub3J2YWRvLnYxLlRpZXISFAoMcHJpY2VfbWljcm9zGAMgASgDIhMKEUxpc3RQcmljZXNSZXF1ZXN0IjYKEkxpc3RQcmljZXNSZXNwb25zZRIgCgZwcmljZXMYASADKAsyEC5vcnZhZG8udjEuUHJpY2UigAEKD1NldFByaWNlUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIdCgR0aWVyGAIgASgOMg8ub3J2YWRvLnYxLlRpZXISFAoMcHJpY2VfbWljcm9zGAMgASgDEg0KBWFjdG9yGAQgASgJEgwKBG5vdGUYBSABKAkSDAoEZnJlZRgGIAEoCCLVAQoLUHJpY2VDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgDEg0KBW1vZGVsGAIgASgJEh0KBHRpZXIYAyABKA4yDy5vcnZhZG8udjEuVGllchIdChBvbGRfcHJpY2VfbWljcm9zGAQgASgDSACIAQESGAoQbmV3X3ByaWNlX21pY3JvcxgFIAEoAxINCgVhY3RvchgGIAEoCRIMCgRub3RlGAcgASgJEhoKEmNoYW5nZWRfYXRfdW5peF9tcxgIIAEoA0ITChFfb2xkX3ByaWNlX21pY3JvcyJbChBTZXRQcmljZVJlc3BvbnNlEh8KBXByaWNlGAEgASgLMhAub3J2YWRvLnYxLlByaWNlEiYKBmNoYW5nZRgCIAEoCzIWLm9ydmFkby52MS5QcmljZUNoYW5nZSI3ChdMaXN0UHJpY2VDaGFuZ2VzUmVxdWVzdBINCgVtb2RlbBgBIAEoCRINCgVsaW1pdBgCIAEoDSJDChhMaXN0UHJpY2VDaGFuZ2VzUmVzcG9uc2USJwoHY2hhbmdlcxgBIAMoCzIWLm9ydmFkby52MS5QcmljZUNoYW5nZSL5AQoWTGlzdENvc3RSZWNvcmRzUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKBmtleV9pZBgCIAEoCUgAiAEBEhIKBW1vZGVsGAMgASgJSAGIAQESGQoMZnJvbV91bml4X21zGAQgASgDSAKIAQESFwoKdG9fdW5peF9tcxgFIAEoA0gDiAEBEg0KBWxpbWl0GAYgASgNEg4KBmN1cnNvchgHIAEoCRIRCgR1c2VyGAggASgJSASIAQFCCQoHX2tleV9pZEIICgZfbW9kZWxCDwoNX2Zyb21fdW5peF9tc0INCgtfdG9fdW5peF9tc0IHCgVfdXNlciJWChdMaXN0Q29zdFJlY29yZHNSZXNwb25zZRImCgdyZWNvcmRzGAEgAygLMhUub3J2YWRvLnYxLkNvc3RSZWNvcmQSEwoLbmV4dF9jdXJzb3IYAiABKAkiOAoUR2V0U3BlbmRCeURheVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgRkYXlzGAIgASgNIkEKCERheVNwZW5kEgwKBGRhdGUYASABKAkSFQoNYW1vdW50X21pY3JvcxgCIAEoAxIQCghyZXF1ZXN0cxgDIAEoDSI6ChVHZXRTcGVuZEJ5RGF5UmVzcG9uc2USIQoEZGF5cxgBIAMoCzITLm9ydmFkby52MS5EYXlTcGVuZCI5ChJHZXRLZXlTcGVuZFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIPCgdrZXlfaWRzGAIgAygJIkgKCEtleVNwZW5kEg4KBmtleV9pZBgBIAEoCRIXCg9jYXB0dXJlZF9taWNyb3MYAiABKAMSEwoLaGVsZF9taWNyb3MYAyABKAMiOAoTR2V0S2V5U3BlbmRSZXNwb25zZRIhCgRrZXlzGAEgAygLMhMub3J2YWRvLnYxLktleVNwZW5kIn0KE0dldFN0YXRlbWVudFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIZCgxmcm9tX3VuaXhfbXMYAiABKANIAIgBARIXCgp0b191bml4X21zGAMgASgDSAGIAQFCDwoNX2Zyb21fdW5peF9tc0INCgtfdG9fdW5peF9tcyLQAQoOU3RhdGVtZW50RW50cnkSEAoIZW50cnlfaWQYASABKAMSDAoEa2luZBgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJEg4KBmtleV9pZBgEIAEoCRIVCg1hbW91bnRfbWljcm9zGAUgASgDEhwKFGJhbGFuY2VfYWZ0ZXJfbWljcm9zGAYgASgDEhkKEWhlbGRfYWZ0ZXJfbWljcm9zGAcgASgDEg4KBnJlYXNvbhgIIAEoCRIaChJjcmVhdGVkX2F0X3VuaXhfbXMYCSABKAMi0AEKFEdldFN0YXRlbWVudFJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAkSHgoWb3BlbmluZ19iYWxhbmNlX21pY3JvcxgCIAEoAxIbChNvcGVuaW5nX2hlbGRfbWljcm9zGAMgASgDEioKB2VudHJpZXMYBCADKAsyGS5vcnZhZG8udjEuU3RhdGVtZW50RW50cnkSHgoWY2xvc2luZ19iYWxhbmNlX21pY3JvcxgFIAEoAxIbChNjbG9zaW5nX2hlbGRfbWljcm9zGAYgASgDIhUKE1JlcGxheUxlZGdlclJlcXVlc3QiYQoQUmVwbGF5RGlmZmVyZW5jZRISCgpwcm9qZWN0aW9uGAEgASgJEgoKAmlkGAIgASgJEg0KBWZpZWxkGAMgASgJEgwKBGxpdmUYBCABKAMSEAoIcmVwbGF5ZWQYBSABKAMiqAEKFFJlcGxheUxlZGdlclJlc3BvbnNlEhgKEGFjY291bnRzX2NoZWNrZWQYASABKA0SFAoMa2V5c19jaGVja2VkGAIgASgNEhgKEHJlcXVlc3RzX2NoZWNrZWQYAyABKA0SFAoMZW50cmllc19yZWFkGAQgASgEEjAKC2RpZmZlcmVuY2VzGAUgAygLMhsub3J2YWRvLnYxLlJlcGxheURpZmZlcmVuY2UqeAoKQ29zdFN0YXR1cxIbChdDT1NUX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE0NPU1RfU1RBVFVTX1BFTkRJTkcQARIXChNDT1NUX1NUQVRVU19DSEFSR0VEEAISGwoXQ09TVF9TVEFUVVNfTk9UX0NIQVJHRUQQAzLlBwoOQmlsbGluZ1NlcnZpY2USQAoHUmVzZXJ2ZRIZLm9ydmFkby52MS5SZXNlcnZlUmVxdWVzdBoaLm9ydmFkby52MS5SZXNlcnZlUmVzcG9uc2USOgoFVG9wVXASFy5vcnZhZG8udjEuVG9wVXBSZXF1ZXN0Ghgub3J2YWRvLnYxLlRvcFVwUmVzcG9uc2USPQoGQWRqdXN0Ehgub3J2YWRvLnYxLkFkanVzdFJlcXVlc3QaGS5vcnZhZG8udjEuQWRqdXN0UmVzcG9uc2USSQoKR2V0QmFsYW5jZRIcLm9ydmFkby52MS5HZXRCYWxhbmNlUmVxdWVzdBodLm9ydmFkby52MS5HZXRCYWxhbmNlUmVzcG9uc2USQAoHR2V0Q29zdBIZLm9ydmFkby52MS5HZXRDb3N0UmVxdWVzdBoaLm9ydmFkby52MS5HZXRDb3N0UmVzcG9uc2USSQoKTGlzdFByaWNlcxIcLm9ydmFkby52MS5MaXN0UHJpY2VzUmVxdWVzdBodLm9ydmFkby52MS5MaXN0UHJpY2VzUmVzcG9uc2USQwoIU2V0UHJpY2USGi5vcnZhZG8udjEuU2V0UHJpY2VSZXF1ZXN0Ghsub3J2YWRvLnYxLlNldFByaWNlUmVzcG9uc2USWwoQTGlzdFByaWNlQ2hhbmdlcxIiLm9ydmFkby52MS5MaXN0UHJpY2VDaGFuZ2VzUmVxdWVzdBojLm9ydmFkby52MS5MaXN0UHJpY2VDaGFuZ2VzUmVzcG9uc2USWAoPTGlzdENvc3RSZWNvcmRzEiEub3J2YWRvLnYxLkxpc3RDb3N0UmVjb3Jkc1JlcXVlc3QaIi5vcnZhZG8udjEuTGlzdENvc3RSZWNvcmRzUmVzcG9uc2USUgoNR2V0U3BlbmRCeURheRIfLm9ydmFkby52MS5HZXRTcGVuZEJ5RGF5UmVxdWVzdBogLm9ydmFkby52MS5HZXRTcGVuZEJ5RGF5UmVzcG9uc2USTAoLR2V0S2V5U3BlbmQSHS5vcnZhZG8udjEuR2V0S2V5U3BlbmRSZXF1ZXN0Gh4ub3J2YWRvLnYxLkdldEtleVNwZW5kUmVzcG9uc2USTwoMR2V0U3RhdGVtZW50Eh4ub3J2YWRvLnYxLkdldFN0YXRlbWVudFJlcXVlc3QaHy5vcnZhZG8udjEuR2V0U3RhdGVtZW50UmVzcG9uc2USTwoMUmVwbGF5TGVkZ2VyEh4ub3J2YWRvLnYxLlJlcGxheUxlZGdlclJlcXVlc3QaHy5vcnZhZG8udjEuUmVwbGF5TGVkZ2VyUmVzcG9uc2ViBnByb3RvMw", [file_orvado_v1_common]);
+  fileDesc("ChdvcnZhZG8vdjEvYmlsbGluZy5wcm90bxIJb3J2YWRvLnYxIuABCg5SZXNlcnZlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEh0KEGtleV9saW1pdF9taWNyb3MYBCABKANIAIgBARINCgVtb2RlbBgFIAEoCRIdCgR0aWVyGAYgASgOMg8ub3J2YWRvLnYxLlRpZXISDAoEc2l6ZRgHIAEoCRIYChBpbWFnZXNfcmVxdWVzdGVkGAggASgNEgwKBHVzZXIYCSABKAlCEwoRX2tleV9saW1pdF9taWNyb3MiaAoESG9sZBISCgpyZXF1ZXN0X2lkGAEgASgJEhkKEXVuaXRfcHJpY2VfbWljcm9zGAIgASgDEhUKDWFtb3VudF9taWNyb3MYAyABKAMSGgoSZXhwaXJlc19hdF91bml4X21zGAQgASgDImMKD1Jlc2VydmVSZXNwb25zZRIfCgRob2xkGAEgASgLMg8ub3J2YWRvLnYxLkhvbGRIABIlCgdyZWZ1c2FsGAIgASgLMhIub3J2YWRvLnYxLlJlZnVzYWxIAEIICgZyZXN1bHQiWgoMVG9wVXBSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSFQoNYW1vdW50X21pY3JvcxgCIAEoAxIMCgRub3RlGAMgASgJEhEKCXRvcF91cF9pZBgEIAEoCSJkCgdCYWxhbmNlEhIKCmFjY291bnRfaWQYASABKAkSFgoOYmFsYW5jZV9taWNyb3MYAiABKAMSEwoLaGVsZF9taWNyb3MYAyABKAMSGAoQYXZhaWxhYmxlX21pY3JvcxgEIAEoAyJfCg1BZGp1c3RSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSFQoNYW1vdW50X21pY3JvcxgCIAEoAxIMCgRub3RlGAMgASgJEhUKDWFkanVzdG1lbnRfaWQYBCABKAkiNQoOQWRqdXN0UmVzcG9uc2USIwoHYmFsYW5jZRgBIAEoCzISLm9ydmFkby52MS5CYWxhbmNlIjQKDVRvcFVwUmVzcG9uc2USIwoHYmFsYW5jZRgBIAEoCzISLm9ydmFkby52MS5CYWxhbmNlIicKEUdldEJhbGFuY2VSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkiOQoSR2V0QmFsYW5jZVJlc3BvbnNlEiMKB2JhbGFuY2UYASABKAsyEi5vcnZhZG8udjEuQmFsYW5jZSLbAgoKQ29zdFJlY29yZBISCgpyZXF1ZXN0X2lkGAEgASgJEiUKBnN0YXR1cxgCIAEoDjIVLm9ydmFkby52MS5Db3N0U3RhdHVzEg0KBW1vZGVsGAMgASgJEgwKBHNpemUYBCABKAkSHQoEdGllchgFIAEoDjIPLm9ydmFkby52MS5UaWVyEhgKEGltYWdlc19yZXF1ZXN0ZWQYBiABKA0SGAoQaW1hZ2VzX2RlbGl2ZXJlZBgHIAEoDRIZChF1bml0X3ByaWNlX21pY3JvcxgIIAEoAxIVCg1hbW91bnRfbWljcm9zGAkgASgDEhoKEmNyZWF0ZWRfYXRfdW5peF9tcxgKIAEoAxIfChJzZXR0bGVkX2F0X3VuaXhfbXMYCyABKANIAIgBARIOCgZrZXlfaWQYDCABKAkSDAoEdXNlchgNIAEoCUIVChNfc2V0dGxlZF9hdF91bml4X21zIlAKDkdldENvc3RSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIWCg5jbGllbnRfYWRkcmVzcxgDIAEoCSJbCg9HZXRDb3N0UmVzcG9uc2USIwoEY29zdBgBIAEoCzIVLm9ydmFkby52MS5Db3N0UmVjb3JkEiMKB3JlZnVzYWwYAiABKAsyEi5vcnZhZG8udjEuUmVmdXNhbCJLCgVQcmljZRINCgVtb2RlbBgBIAEoCRIdCgR0aWVyGAIgASgOMg8ub3J2YWRvLnYxLlRpZXISFAoMcHJpY2VfbWljcm9zGAMgASgDIhMKEUxpc3RQcmljZXNSZXF1ZXN0IjYKEkxpc3RQcmljZXNSZXNwb25zZRIgCgZwcmljZXMYASADKAsyEC5vcnZhZG8udjEuUHJpY2UigAEKD1NldFByaWNlUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIdCgR0aWVyGAIgASgOMg8ub3J2YWRvLnYxLlRpZXISFAoMcHJpY2VfbWljcm9zGAMgASgDEg0KBWFjdG9yGAQgASgJEgwKBG5vdGUYBSABKAkSDAoEZnJlZRgGIAEoCCLVAQoLUHJpY2VDaGFuZ2USEQoJY2hhbmdlX2lkGAEgASgDEg0KBW1vZGVsGAIgASgJEh0KBHRpZXIYAyABKA4yDy5vcnZhZG8udjEuVGllchIdChBvbGRfcHJpY2VfbWljcm9zGAQgASgDSACIAQESGAoQbmV3X3ByaWNlX21pY3JvcxgFIAEoAxINCgVhY3RvchgGIAEoCRIMCgRub3RlGAcgASgJEhoKEmNoYW5nZWRfYXRfdW5peF9tcxgIIAEoA0ITChFfb2xkX3ByaWNlX21pY3JvcyJbChBTZXRQcmljZVJlc3BvbnNlEh8KBXByaWNlGAEgASgLMhAub3J2YWRvLnYxLlByaWNlEiYKBmNoYW5nZRgCIAEoCzIWLm9ydmFkby52MS5QcmljZUNoYW5nZSI3ChdMaXN0UHJpY2VDaGFuZ2VzUmVxdWVzdBINCgVtb2RlbBgBIAEoCRINCgVsaW1pdBgCIAEoDSJDChhMaXN0UHJpY2VDaGFuZ2VzUmVzcG9uc2USJwoHY2hhbmdlcxgBIAMoCzIWLm9ydmFkby52MS5QcmljZUNoYW5nZSL5AQoWTGlzdENvc3RSZWNvcmRzUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhMKBmtleV9pZBgCIAEoCUgAiAEBEhIKBW1vZGVsGAMgASgJSAGIAQESGQoMZnJvbV91bml4X21zGAQgASgDSAKIAQESFwoKdG9fdW5peF9tcxgFIAEoA0gDiAEBEg0KBWxpbWl0GAYgASgNEg4KBmN1cnNvchgHIAEoCRIRCgR1c2VyGAggASgJSASIAQFCCQoHX2tleV9pZEIICgZfbW9kZWxCDwoNX2Zyb21fdW5peF9tc0INCgtfdG9fdW5peF9tc0IHCgVfdXNlciJWChdMaXN0Q29zdFJlY29yZHNSZXNwb25zZRImCgdyZWNvcmRzGAEgAygLMhUub3J2YWRvLnYxLkNvc3RSZWNvcmQSEwoLbmV4dF9jdXJzb3IYAiABKAkiOAoUR2V0U3BlbmRCeURheVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIMCgRkYXlzGAIgASgNImcKCERheVNwZW5kEgwKBGRhdGUYASABKAkSFQoNYW1vdW50X21pY3JvcxgCIAEoAxIQCghyZXF1ZXN0cxgDIAEoDRITCgtub3RfY2hhcmdlZBgEIAEoDRIPCgdwZW5kaW5nGAUgASgNIi8KEkdldE92ZXJ2aWV3UmVxdWVzdBIMCgRkYXlzGAEgASgNEgsKA3RvcBgCIAEoDSKsAQoLT3ZlcnZpZXdEYXkSDAoEZGF0ZRgBIAEoCRIQCghyZXF1ZXN0cxgCIAEoDRIPCgdjaGFyZ2VkGAMgASgNEhMKC25vdF9jaGFyZ2VkGAQgASgNEg8KB3BlbmRpbmcYBSABKA0SFAoMc3BlbmRfbWljcm9zGAYgASgDEhUKDXRvcF91cF9taWNyb3MYByABKAMSGQoRYWRqdXN0bWVudF9taWNyb3MYCCABKAMiaAoMT3ZlcnZpZXdSYW5rEgoKAmlkGAEgASgJEhAKCHJlcXVlc3RzGAIgASgNEg8KB2NoYXJnZWQYAyABKA0SEwoLbm90X2NoYXJnZWQYBCABKA0SFAoMc3BlbmRfbWljcm9zGAUgASgDIpcBChNHZXRPdmVydmlld1Jlc3BvbnNlEiQKBGRheXMYASADKAsyFi5vcnZhZG8udjEuT3ZlcnZpZXdEYXkSLQoMdG9wX2FjY291bnRzGAIgAygLMhcub3J2YWRvLnYxLk92ZXJ2aWV3UmFuaxIrCgp0b3BfbW9kZWxzGAMgAygLMhcub3J2YWRvLnYxLk92ZXJ2aWV3UmFuayI6ChVHZXRTcGVuZEJ5RGF5UmVzcG9uc2USIQoEZGF5cxgBIAMoCzITLm9ydmFkby52MS5EYXlTcGVuZCI5ChJHZXRLZXlTcGVuZFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIPCgdrZXlfaWRzGAIgAygJIkgKCEtleVNwZW5kEg4KBmtleV9pZBgBIAEoCRIXCg9jYXB0dXJlZF9taWNyb3MYAiABKAMSEwoLaGVsZF9taWNyb3MYAyABKAMiOAoTR2V0S2V5U3BlbmRSZXNwb25zZRIhCgRrZXlzGAEgAygLMhMub3J2YWRvLnYxLktleVNwZW5kIn0KE0dldFN0YXRlbWVudFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIZCgxmcm9tX3VuaXhfbXMYAiABKANIAIgBARIXCgp0b191bml4X21zGAMgASgDSAGIAQFCDwoNX2Zyb21fdW5peF9tc0INCgtfdG9fdW5peF9tcyLQAQoOU3RhdGVtZW50RW50cnkSEAoIZW50cnlfaWQYASABKAMSDAoEa2luZBgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJEg4KBmtleV9pZBgEIAEoCRIVCg1hbW91bnRfbWljcm9zGAUgASgDEhwKFGJhbGFuY2VfYWZ0ZXJfbWljcm9zGAYgASgDEhkKEWhlbGRfYWZ0ZXJfbWljcm9zGAcgASgDEg4KBnJlYXNvbhgIIAEoCRIaChJjcmVhdGVkX2F0X3VuaXhfbXMYCSABKAMi0AEKFEdldFN0YXRlbWVudFJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAkSHgoWb3BlbmluZ19iYWxhbmNlX21pY3JvcxgCIAEoAxIbChNvcGVuaW5nX2hlbGRfbWljcm9zGAMgASgDEioKB2VudHJpZXMYBCADKAsyGS5vcnZhZG8udjEuU3RhdGVtZW50RW50cnkSHgoWY2xvc2luZ19iYWxhbmNlX21pY3JvcxgFIAEoAxIbChNjbG9zaW5nX2hlbGRfbWljcm9zGAYgASgDIhUKE1JlcGxheUxlZGdlclJlcXVlc3QiYQoQUmVwbGF5RGlmZmVyZW5jZRISCgpwcm9qZWN0aW9uGAEgASgJEgoKAmlkGAIgASgJEg0KBWZpZWxkGAMgASgJEgwKBGxpdmUYBCABKAMSEAoIcmVwbGF5ZWQYBSABKAMiqAEKFFJlcGxheUxlZGdlclJlc3BvbnNlEhgKEGFjY291bnRzX2NoZWNrZWQYASABKA0SFAoMa2V5c19jaGVja2VkGAIgASgNEhgKEHJlcXVlc3RzX2NoZWNrZWQYAyABKA0SFAoMZW50cmllc19yZWFkGAQgASgEEjAKC2RpZmZlcmVuY2VzGAUgAygLMhsub3J2YWRvLnYxLlJlcGxheURpZmZlcmVuY2UqeAoKQ29zdFN0YXR1cxIbChdDT1NUX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE0NPU1RfU1RBVFVTX1BFTkRJTkcQARIXChNDT1NUX1NUQVRVU19DSEFSR0VEEAISGwoXQ09TVF9TVEFUVVNfTk9UX0NIQVJHRUQQAzKzCAoOQmlsbGluZ1NlcnZpY2USQAoHUmVzZXJ2ZRIZLm9ydmFkby52MS5SZXNlcnZlUmVxdWVzdBoaLm9ydmFkby52MS5SZXNlcnZlUmVzcG9uc2USOgoFVG9wVXASFy5vcnZhZG8udjEuVG9wVXBSZXF1ZXN0Ghgub3J2YWRvLnYxLlRvcFVwUmVzcG9uc2USPQoGQWRqdXN0Ehgub3J2YWRvLnYxLkFkanVzdFJlcXVlc3QaGS5vcnZhZG8udjEuQWRqdXN0UmVzcG9uc2USSQoKR2V0QmFsYW5jZRIcLm9ydmFkby52MS5HZXRCYWxhbmNlUmVxdWVzdBodLm9ydmFkby52MS5HZXRCYWxhbmNlUmVzcG9uc2USQAoHR2V0Q29zdBIZLm9ydmFkby52MS5HZXRDb3N0UmVxdWVzdBoaLm9ydmFkby52MS5HZXRDb3N0UmVzcG9uc2USSQoKTGlzdFByaWNlcxIcLm9ydmFkby52MS5MaXN0UHJpY2VzUmVxdWVzdBodLm9ydmFkby52MS5MaXN0UHJpY2VzUmVzcG9uc2USQwoIU2V0UHJpY2USGi5vcnZhZG8udjEuU2V0UHJpY2VSZXF1ZXN0Ghsub3J2YWRvLnYxLlNldFByaWNlUmVzcG9uc2USWwoQTGlzdFByaWNlQ2hhbmdlcxIiLm9ydmFkby52MS5MaXN0UHJpY2VDaGFuZ2VzUmVxdWVzdBojLm9ydmFkby52MS5MaXN0UHJpY2VDaGFuZ2VzUmVzcG9uc2USWAoPTGlzdENvc3RSZWNvcmRzEiEub3J2YWRvLnYxLkxpc3RDb3N0UmVjb3Jkc1JlcXVlc3QaIi5vcnZhZG8udjEuTGlzdENvc3RSZWNvcmRzUmVzcG9uc2USUgoNR2V0U3BlbmRCeURheRIfLm9ydmFkby52MS5HZXRTcGVuZEJ5RGF5UmVxdWVzdBogLm9ydmFkby52MS5HZXRTcGVuZEJ5RGF5UmVzcG9uc2USTAoLR2V0T3ZlcnZpZXcSHS5vcnZhZG8udjEuR2V0T3ZlcnZpZXdSZXF1ZXN0Gh4ub3J2YWRvLnYxLkdldE92ZXJ2aWV3UmVzcG9uc2USTAoLR2V0S2V5U3BlbmQSHS5vcnZhZG8udjEuR2V0S2V5U3BlbmRSZXF1ZXN0Gh4ub3J2YWRvLnYxLkdldEtleVNwZW5kUmVzcG9uc2USTwoMR2V0U3RhdGVtZW50Eh4ub3J2YWRvLnYxLkdldFN0YXRlbWVudFJlcXVlc3QaHy5vcnZhZG8udjEuR2V0U3RhdGVtZW50UmVzcG9uc2USTwoMUmVwbGF5TGVkZ2VyEh4ub3J2YWRvLnYxLlJlcGxheUxlZGdlclJlcXVlc3QaHy5vcnZhZG8udjEuUmVwbGF5TGVkZ2VyUmVzcG9uc2ViBnByb3RvMw", [file_orvado_v1_common]);
 
 /**
  * @generated from message orvado.v1.ReserveRequest
@@ -797,9 +797,25 @@ export type DaySpend = Message<"orvado.v1.DaySpend"> & {
   amountMicros: bigint;
 
   /**
+   * Requests that were charged (something was captured); failed and expired ones are not counted here.
+   *
    * @generated from field: uint32 requests = 3;
    */
   requests: number;
+
+  /**
+   * Reserved requests that ended without a charge (the job failed, or its hold expired).
+   *
+   * @generated from field: uint32 not_charged = 4;
+   */
+  notCharged: number;
+
+  /**
+   * Reserved requests not settled yet.
+   *
+   * @generated from field: uint32 pending = 5;
+   */
+  pending: number;
 };
 
 /**
@@ -808,6 +824,164 @@ export type DaySpend = Message<"orvado.v1.DaySpend"> & {
  */
 export const DaySpendSchema: GenMessage<DaySpend> = /*@__PURE__*/
   messageDesc(file_orvado_v1_billing, 24);
+
+/**
+ * @generated from message orvado.v1.GetOverviewRequest
+ */
+export type GetOverviewRequest = Message<"orvado.v1.GetOverviewRequest"> & {
+  /**
+   * How many UTC days back, today included; 1..366, 0 means 30.
+   *
+   * @generated from field: uint32 days = 1;
+   */
+  days: number;
+
+  /**
+   * How many accounts and models to rank; 1..100, 0 means 10.
+   *
+   * @generated from field: uint32 top = 2;
+   */
+  top: number;
+};
+
+/**
+ * Describes the message orvado.v1.GetOverviewRequest.
+ * Use `create(GetOverviewRequestSchema)` to create a new message.
+ */
+export const GetOverviewRequestSchema: GenMessage<GetOverviewRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 25);
+
+/**
+ * @generated from message orvado.v1.OverviewDay
+ */
+export type OverviewDay = Message<"orvado.v1.OverviewDay"> & {
+  /**
+   * YYYY-MM-DD (UTC)
+   *
+   * @generated from field: string date = 1;
+   */
+  date: string;
+
+  /**
+   * Reserved requests created that day, whatever their outcome.
+   *
+   * @generated from field: uint32 requests = 2;
+   */
+  requests: number;
+
+  /**
+   * @generated from field: uint32 charged = 3;
+   */
+  charged: number;
+
+  /**
+   * @generated from field: uint32 not_charged = 4;
+   */
+  notCharged: number;
+
+  /**
+   * @generated from field: uint32 pending = 5;
+   */
+  pending: number;
+
+  /**
+   * Captured charges of that day's requests (spend).
+   *
+   * @generated from field: int64 spend_micros = 6;
+   */
+  spendMicros: bigint;
+
+  /**
+   * Top-ups recorded that day (revenue: money paid in).
+   *
+   * @generated from field: int64 top_up_micros = 7;
+   */
+  topUpMicros: bigint;
+
+  /**
+   * The signed sum of that day's adjustments.
+   *
+   * @generated from field: int64 adjustment_micros = 8;
+   */
+  adjustmentMicros: bigint;
+};
+
+/**
+ * Describes the message orvado.v1.OverviewDay.
+ * Use `create(OverviewDaySchema)` to create a new message.
+ */
+export const OverviewDaySchema: GenMessage<OverviewDay> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 26);
+
+/**
+ * @generated from message orvado.v1.OverviewRank
+ */
+export type OverviewRank = Message<"orvado.v1.OverviewRank"> & {
+  /**
+   * An account id or a model id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: uint32 requests = 2;
+   */
+  requests: number;
+
+  /**
+   * @generated from field: uint32 charged = 3;
+   */
+  charged: number;
+
+  /**
+   * @generated from field: uint32 not_charged = 4;
+   */
+  notCharged: number;
+
+  /**
+   * @generated from field: int64 spend_micros = 5;
+   */
+  spendMicros: bigint;
+};
+
+/**
+ * Describes the message orvado.v1.OverviewRank.
+ * Use `create(OverviewRankSchema)` to create a new message.
+ */
+export const OverviewRankSchema: GenMessage<OverviewRank> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 27);
+
+/**
+ * @generated from message orvado.v1.GetOverviewResponse
+ */
+export type GetOverviewResponse = Message<"orvado.v1.GetOverviewResponse"> & {
+  /**
+   * One entry per day, oldest first, days without activity included with zeros.
+   *
+   * @generated from field: repeated orvado.v1.OverviewDay days = 1;
+   */
+  days: OverviewDay[];
+
+  /**
+   * Highest spend first within the window, then most requests.
+   *
+   * @generated from field: repeated orvado.v1.OverviewRank top_accounts = 2;
+   */
+  topAccounts: OverviewRank[];
+
+  /**
+   * @generated from field: repeated orvado.v1.OverviewRank top_models = 3;
+   */
+  topModels: OverviewRank[];
+};
+
+/**
+ * Describes the message orvado.v1.GetOverviewResponse.
+ * Use `create(GetOverviewResponseSchema)` to create a new message.
+ */
+export const GetOverviewResponseSchema: GenMessage<GetOverviewResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_billing, 28);
 
 /**
  * @generated from message orvado.v1.GetSpendByDayResponse
@@ -826,7 +1000,7 @@ export type GetSpendByDayResponse = Message<"orvado.v1.GetSpendByDayResponse"> &
  * Use `create(GetSpendByDayResponseSchema)` to create a new message.
  */
 export const GetSpendByDayResponseSchema: GenMessage<GetSpendByDayResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 25);
+  messageDesc(file_orvado_v1_billing, 29);
 
 /**
  * @generated from message orvado.v1.GetKeySpendRequest
@@ -848,7 +1022,7 @@ export type GetKeySpendRequest = Message<"orvado.v1.GetKeySpendRequest"> & {
  * Use `create(GetKeySpendRequestSchema)` to create a new message.
  */
 export const GetKeySpendRequestSchema: GenMessage<GetKeySpendRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 26);
+  messageDesc(file_orvado_v1_billing, 30);
 
 /**
  * @generated from message orvado.v1.KeySpend
@@ -875,7 +1049,7 @@ export type KeySpend = Message<"orvado.v1.KeySpend"> & {
  * Use `create(KeySpendSchema)` to create a new message.
  */
 export const KeySpendSchema: GenMessage<KeySpend> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 27);
+  messageDesc(file_orvado_v1_billing, 31);
 
 /**
  * @generated from message orvado.v1.GetKeySpendResponse
@@ -892,7 +1066,7 @@ export type GetKeySpendResponse = Message<"orvado.v1.GetKeySpendResponse"> & {
  * Use `create(GetKeySpendResponseSchema)` to create a new message.
  */
 export const GetKeySpendResponseSchema: GenMessage<GetKeySpendResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 28);
+  messageDesc(file_orvado_v1_billing, 32);
 
 /**
  * @generated from message orvado.v1.GetStatementRequest
@@ -919,7 +1093,7 @@ export type GetStatementRequest = Message<"orvado.v1.GetStatementRequest"> & {
  * Use `create(GetStatementRequestSchema)` to create a new message.
  */
 export const GetStatementRequestSchema: GenMessage<GetStatementRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 29);
+  messageDesc(file_orvado_v1_billing, 33);
 
 /**
  * @generated from message orvado.v1.StatementEntry
@@ -981,7 +1155,7 @@ export type StatementEntry = Message<"orvado.v1.StatementEntry"> & {
  * Use `create(StatementEntrySchema)` to create a new message.
  */
 export const StatementEntrySchema: GenMessage<StatementEntry> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 30);
+  messageDesc(file_orvado_v1_billing, 34);
 
 /**
  * @generated from message orvado.v1.GetStatementResponse
@@ -1023,7 +1197,7 @@ export type GetStatementResponse = Message<"orvado.v1.GetStatementResponse"> & {
  * Use `create(GetStatementResponseSchema)` to create a new message.
  */
 export const GetStatementResponseSchema: GenMessage<GetStatementResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 31);
+  messageDesc(file_orvado_v1_billing, 35);
 
 /**
  * @generated from message orvado.v1.ReplayLedgerRequest
@@ -1036,7 +1210,7 @@ export type ReplayLedgerRequest = Message<"orvado.v1.ReplayLedgerRequest"> & {
  * Use `create(ReplayLedgerRequestSchema)` to create a new message.
  */
 export const ReplayLedgerRequestSchema: GenMessage<ReplayLedgerRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 32);
+  messageDesc(file_orvado_v1_billing, 36);
 
 /**
  * @generated from message orvado.v1.ReplayDifference
@@ -1075,7 +1249,7 @@ export type ReplayDifference = Message<"orvado.v1.ReplayDifference"> & {
  * Use `create(ReplayDifferenceSchema)` to create a new message.
  */
 export const ReplayDifferenceSchema: GenMessage<ReplayDifference> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 33);
+  messageDesc(file_orvado_v1_billing, 37);
 
 /**
  * @generated from message orvado.v1.ReplayLedgerResponse
@@ -1112,7 +1286,7 @@ export type ReplayLedgerResponse = Message<"orvado.v1.ReplayLedgerResponse"> & {
  * Use `create(ReplayLedgerResponseSchema)` to create a new message.
  */
 export const ReplayLedgerResponseSchema: GenMessage<ReplayLedgerResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_billing, 34);
+  messageDesc(file_orvado_v1_billing, 38);
 
 /**
  * @generated from enum orvado.v1.CostStatus
@@ -1242,6 +1416,17 @@ export const BillingService: GenService<{
     methodKind: "unary";
     input: typeof GetSpendByDayRequestSchema;
     output: typeof GetSpendByDayResponseSchema;
+  },
+  /**
+   * GetOverview sums every account's requests, charges and top-ups per UTC day,
+   * and ranks accounts and models by spend (the operator's overview).
+   *
+   * @generated from rpc orvado.v1.BillingService.GetOverview
+   */
+  getOverview: {
+    methodKind: "unary";
+    input: typeof GetOverviewRequestSchema;
+    output: typeof GetOverviewResponseSchema;
   },
   /**
    * GetKeySpend reports what each key has spent and holds, for keys of one account.

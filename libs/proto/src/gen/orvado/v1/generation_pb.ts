@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file orvado/v1/generation.proto.
  */
 export const file_orvado_v1_generation: GenFile = /*@__PURE__*/
-  fileDesc("ChpvcnZhZG8vdjEvZ2VuZXJhdGlvbi5wcm90bxIJb3J2YWRvLnYxIpkFChJDcmVhdGVJbWFnZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRIdChBrZXlfbGltaXRfbWljcm9zGAQgASgDSACIAQESFgoOYWxsb3dlZF9tb2RlbHMYBSADKAkSDQoFbW9kZWwYBiABKAkSDgoGcHJvbXB0GAcgASgJEhEKBHNpemUYCCABKAlIAYgBARIUCgdxdWFsaXR5GAkgASgJSAKIAQESMgoPcmVzcG9uc2VfZm9ybWF0GAogASgOMhkub3J2YWRvLnYxLlJlc3BvbnNlRm9ybWF0Eg4KAW4YCyABKA1IA4gBARIXCg9pZGVtcG90ZW5jeV9rZXkYDCABKAkSJAoGbGltaXRzGA0gASgLMhQub3J2YWRvLnYxLkpvYkxpbWl0cxIMCgRlZGl0GA4gASgIEisKDGlucHV0X2ltYWdlcxgPIAMoCzIVLm9ydmFkby52MS5JbnB1dEltYWdlEigKBG1hc2sYECABKAsyFS5vcnZhZG8udjEuSW5wdXRJbWFnZUgEiAEBEgwKBHVzZXIYESABKAkSFQoNb3V0cHV0X2Zvcm1hdBgSIAEoCRIfChJvdXRwdXRfY29tcHJlc3Npb24YEyABKA1IBYgBARIXCgpiYWNrZ3JvdW5kGBQgASgJSAaIAQESFwoKbW9kZXJhdGlvbhgVIAEoCUgHiAEBQhMKEV9rZXlfbGltaXRfbWljcm9zQgcKBV9zaXplQgoKCF9xdWFsaXR5QgQKAl9uQgcKBV9tYXNrQhUKE19vdXRwdXRfY29tcHJlc3Npb25CDQoLX2JhY2tncm91bmRCDQoLX21vZGVyYXRpb24iLgoKSW5wdXRJbWFnZRIMCgRkYXRhGAEgASgMEhIKCm1lZGlhX3R5cGUYAiABKAki4QEKCUpvYkxpbWl0cxIoChthY2NvdW50X21heF9jb25jdXJyZW50X2pvYnMYASABKA1IAIgBARIoChthY2NvdW50X3JlcXVlc3RzX3Blcl9taW51dGUYAiABKA1IAYgBARIkChdrZXlfcmVxdWVzdHNfcGVyX21pbnV0ZRgDIAEoDUgCiAEBQh4KHF9hY2NvdW50X21heF9jb25jdXJyZW50X2pvYnNCHgocX2FjY291bnRfcmVxdWVzdHNfcGVyX21pbnV0ZUIaChhfa2V5X3JlcXVlc3RzX3Blcl9taW51dGUiYgoOR2VuZXJhdGVkSW1hZ2USEgoIdXJsX3BhdGgYASABKAlIABISCghiNjRfanNvbhgCIAEoCUgAEg0KBXdpZHRoGAMgASgNEg4KBmhlaWdodBgEIAEoDUIJCgdjb250ZW50IlAKD0dlbmVyYXRlZEltYWdlcxIUCgxjcmVhdGVkX3VuaXgYASABKAMSJwoEZGF0YRgCIAMoCzIZLm9ydmFkby52MS5HZW5lcmF0ZWRJbWFnZSKaAQoTQ3JlYXRlSW1hZ2VSZXNwb25zZRIsCgZpbWFnZXMYASABKAsyGi5vcnZhZG8udjEuR2VuZXJhdGVkSW1hZ2VzSAASJQoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSAASEgoKcmVxdWVzdF9pZBgDIAEoCRIQCghyZXBsYXllZBgEIAEoCEIICgZyZXN1bHQiEwoRTGlzdE1vZGVsc1JlcXVlc3QiggEKDE1vZGVsQ2hhbm5lbBIMCgRuYW1lGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEg8KB2hlYWx0aHkYAyABKAgSDQoFc3RhdGUYBCABKAkSDgoGaW5fdXNlGAUgASgNEhAKCGNhcGFjaXR5GAYgASgNEhAKCHByaW9yaXR5GAcgASgNIqQBCgVNb2RlbBIKCgJpZBgBIAEoCRIOCgZmYW1pbHkYAiABKAkSHgoFdGllcnMYAyADKA4yDy5vcnZhZG8udjEuVGllchIPCgdzYW5kYm94GAQgASgIEikKCGNoYW5uZWxzGAUgAygLMhcub3J2YWRvLnYxLk1vZGVsQ2hhbm5lbBIUCgxjcmVhdGVkX3VuaXgYBiABKAMSDQoFZWRpdHMYByABKAgiNgoSTGlzdE1vZGVsc1Jlc3BvbnNlEiAKBm1vZGVscxgBIAMoCzIQLm9ydmFkby52MS5Nb2RlbCJNChBSZWFkSW1hZ2VSZXF1ZXN0EhAKCGltYWdlX2lkGAEgASgJEhQKDGV4cGlyZXNfdW5peBgCIAEoAxIRCglzaWduYXR1cmUYAyABKAkiOAoRUmVhZEltYWdlUmVzcG9uc2USFAoMY29udGVudF90eXBlGAEgASgJEg0KBWNodW5rGAIgASgMIjcKDUdldEpvYlJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJIiIKCkpvYlJ1bm5pbmcSFAoMY3JlYXRlZF91bml4GAEgASgDIpgBCg5HZXRKb2JSZXNwb25zZRIoCgdydW5uaW5nGAEgASgLMhUub3J2YWRvLnYxLkpvYlJ1bm5pbmdIABIsCgZpbWFnZXMYAiABKAsyGi5vcnZhZG8udjEuR2VuZXJhdGVkSW1hZ2VzSAASJQoHZmFpbHVyZRgDIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSABCBwoFc3RhdGUiEwoRR2V0TWV0cmljc1JlcXVlc3QiOAoSR2V0TWV0cmljc1Jlc3BvbnNlEgwKBHRleHQYASABKAkSFAoMY29udGVudF90eXBlGAIgASgJKmgKDlJlc3BvbnNlRm9ybWF0Eh8KG1JFU1BPTlNFX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhcKE1JFU1BPTlNFX0ZPUk1BVF9VUkwQARIcChhSRVNQT05TRV9GT1JNQVRfQjY0X0pTT04QAjKAAwoRR2VuZXJhdGlvblNlcnZpY2USTAoLQ3JlYXRlSW1hZ2USHS5vcnZhZG8udjEuQ3JlYXRlSW1hZ2VSZXF1ZXN0Gh4ub3J2YWRvLnYxLkNyZWF0ZUltYWdlUmVzcG9uc2USSQoKTGlzdE1vZGVscxIcLm9ydmFkby52MS5MaXN0TW9kZWxzUmVxdWVzdBodLm9ydmFkby52MS5MaXN0TW9kZWxzUmVzcG9uc2USSAoJUmVhZEltYWdlEhsub3J2YWRvLnYxLlJlYWRJbWFnZVJlcXVlc3QaHC5vcnZhZG8udjEuUmVhZEltYWdlUmVzcG9uc2UwARI9CgZHZXRKb2ISGC5vcnZhZG8udjEuR2V0Sm9iUmVxdWVzdBoZLm9ydmFkby52MS5HZXRKb2JSZXNwb25zZRJJCgpHZXRNZXRyaWNzEhwub3J2YWRvLnYxLkdldE1ldHJpY3NSZXF1ZXN0Gh0ub3J2YWRvLnYxLkdldE1ldHJpY3NSZXNwb25zZWIGcHJvdG8z", [file_orvado_v1_common]);
+  fileDesc("ChpvcnZhZG8vdjEvZ2VuZXJhdGlvbi5wcm90bxIJb3J2YWRvLnYxIpkFChJDcmVhdGVJbWFnZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRIdChBrZXlfbGltaXRfbWljcm9zGAQgASgDSACIAQESFgoOYWxsb3dlZF9tb2RlbHMYBSADKAkSDQoFbW9kZWwYBiABKAkSDgoGcHJvbXB0GAcgASgJEhEKBHNpemUYCCABKAlIAYgBARIUCgdxdWFsaXR5GAkgASgJSAKIAQESMgoPcmVzcG9uc2VfZm9ybWF0GAogASgOMhkub3J2YWRvLnYxLlJlc3BvbnNlRm9ybWF0Eg4KAW4YCyABKA1IA4gBARIXCg9pZGVtcG90ZW5jeV9rZXkYDCABKAkSJAoGbGltaXRzGA0gASgLMhQub3J2YWRvLnYxLkpvYkxpbWl0cxIMCgRlZGl0GA4gASgIEisKDGlucHV0X2ltYWdlcxgPIAMoCzIVLm9ydmFkby52MS5JbnB1dEltYWdlEigKBG1hc2sYECABKAsyFS5vcnZhZG8udjEuSW5wdXRJbWFnZUgEiAEBEgwKBHVzZXIYESABKAkSFQoNb3V0cHV0X2Zvcm1hdBgSIAEoCRIfChJvdXRwdXRfY29tcHJlc3Npb24YEyABKA1IBYgBARIXCgpiYWNrZ3JvdW5kGBQgASgJSAaIAQESFwoKbW9kZXJhdGlvbhgVIAEoCUgHiAEBQhMKEV9rZXlfbGltaXRfbWljcm9zQgcKBV9zaXplQgoKCF9xdWFsaXR5QgQKAl9uQgcKBV9tYXNrQhUKE19vdXRwdXRfY29tcHJlc3Npb25CDQoLX2JhY2tncm91bmRCDQoLX21vZGVyYXRpb24iLgoKSW5wdXRJbWFnZRIMCgRkYXRhGAEgASgMEhIKCm1lZGlhX3R5cGUYAiABKAki4QEKCUpvYkxpbWl0cxIoChthY2NvdW50X21heF9jb25jdXJyZW50X2pvYnMYASABKA1IAIgBARIoChthY2NvdW50X3JlcXVlc3RzX3Blcl9taW51dGUYAiABKA1IAYgBARIkChdrZXlfcmVxdWVzdHNfcGVyX21pbnV0ZRgDIAEoDUgCiAEBQh4KHF9hY2NvdW50X21heF9jb25jdXJyZW50X2pvYnNCHgocX2FjY291bnRfcmVxdWVzdHNfcGVyX21pbnV0ZUIaChhfa2V5X3JlcXVlc3RzX3Blcl9taW51dGUiYgoOR2VuZXJhdGVkSW1hZ2USEgoIdXJsX3BhdGgYASABKAlIABISCghiNjRfanNvbhgCIAEoCUgAEg0KBXdpZHRoGAMgASgNEg4KBmhlaWdodBgEIAEoDUIJCgdjb250ZW50IlAKD0dlbmVyYXRlZEltYWdlcxIUCgxjcmVhdGVkX3VuaXgYASABKAMSJwoEZGF0YRgCIAMoCzIZLm9ydmFkby52MS5HZW5lcmF0ZWRJbWFnZSKaAQoTQ3JlYXRlSW1hZ2VSZXNwb25zZRIsCgZpbWFnZXMYASABKAsyGi5vcnZhZG8udjEuR2VuZXJhdGVkSW1hZ2VzSAASJQoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSAASEgoKcmVxdWVzdF9pZBgDIAEoCRIQCghyZXBsYXllZBgEIAEoCEIICgZyZXN1bHQiEwoRTGlzdE1vZGVsc1JlcXVlc3QiggEKDE1vZGVsQ2hhbm5lbBIMCgRuYW1lGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEg8KB2hlYWx0aHkYAyABKAgSDQoFc3RhdGUYBCABKAkSDgoGaW5fdXNlGAUgASgNEhAKCGNhcGFjaXR5GAYgASgNEhAKCHByaW9yaXR5GAcgASgNIqQBCgVNb2RlbBIKCgJpZBgBIAEoCRIOCgZmYW1pbHkYAiABKAkSHgoFdGllcnMYAyADKA4yDy5vcnZhZG8udjEuVGllchIPCgdzYW5kYm94GAQgASgIEikKCGNoYW5uZWxzGAUgAygLMhcub3J2YWRvLnYxLk1vZGVsQ2hhbm5lbBIUCgxjcmVhdGVkX3VuaXgYBiABKAMSDQoFZWRpdHMYByABKAgiNgoSTGlzdE1vZGVsc1Jlc3BvbnNlEiAKBm1vZGVscxgBIAMoCzIQLm9ydmFkby52MS5Nb2RlbCJNChBSZWFkSW1hZ2VSZXF1ZXN0EhAKCGltYWdlX2lkGAEgASgJEhQKDGV4cGlyZXNfdW5peBgCIAEoAxIRCglzaWduYXR1cmUYAyABKAkiOAoRUmVhZEltYWdlUmVzcG9uc2USFAoMY29udGVudF90eXBlGAEgASgJEg0KBWNodW5rGAIgASgMIjcKDUdldEpvYlJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJIiIKCkpvYlJ1bm5pbmcSFAoMY3JlYXRlZF91bml4GAEgASgDIr4BCg5HZXRKb2JSZXNwb25zZRIoCgdydW5uaW5nGAEgASgLMhUub3J2YWRvLnYxLkpvYlJ1bm5pbmdIABIsCgZpbWFnZXMYAiABKAsyGi5vcnZhZG8udjEuR2VuZXJhdGVkSW1hZ2VzSAASJQoHZmFpbHVyZRgDIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSAASJAoGZGV0YWlsGAQgASgLMhQub3J2YWRvLnYxLkpvYkRldGFpbEIHCgVzdGF0ZSLTAQoJSm9iRGV0YWlsEg8KB2NoYW5uZWwYASABKAkSGgoSY3JlYXRlZF9hdF91bml4X21zGAIgASgDEiAKE2ZpbmlzaGVkX2F0X3VuaXhfbXMYAyABKANIAIgBARIOCgZzdGF0dXMYBCABKAkSEgoKZXJyb3JfY29kZRgFIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAYgASgJEhMKC2ltYWdlX2J5dGVzGAcgASgEEg8KB3F1YWxpdHkYCCABKAlCFgoUX2ZpbmlzaGVkX2F0X3VuaXhfbXMiJwoWR2V0Q2hhbm5lbFN0YXRzUmVxdWVzdBINCgVob3VycxgBIAEoDSLYAgoMQ2hhbm5lbFN0YXRzEg0KBW1vZGVsGAEgASgJEg8KB2NoYW5uZWwYAiABKAkSEAoIcHJvdmlkZXIYAyABKAkSDQoFc3RhdGUYBCABKAkSDwoHaGVhbHRoeRgFIAEoCBIOCgZpbl91c2UYBiABKA0SEAoIY2FwYWNpdHkYByABKA0SEAoIcHJpb3JpdHkYCCABKA0SEQoJc3VjY2VlZGVkGAkgASgNEg4KBmZhaWxlZBgKIAEoDRIPCgdydW5uaW5nGAsgASgNEhsKDmxhdGVuY3lfYXZnX21zGAwgASgNSACIAQESGwoObGF0ZW5jeV9wNTBfbXMYDSABKA1IAYgBARIbCg5sYXRlbmN5X3A5NV9tcxgOIAEoDUgCiAEBQhEKD19sYXRlbmN5X2F2Z19tc0IRCg9fbGF0ZW5jeV9wNTBfbXNCEQoPX2xhdGVuY3lfcDk1X21zIlMKF0dldENoYW5uZWxTdGF0c1Jlc3BvbnNlEg0KBWhvdXJzGAEgASgNEikKCGNoYW5uZWxzGAIgAygLMhcub3J2YWRvLnYxLkNoYW5uZWxTdGF0cyITChFHZXRNZXRyaWNzUmVxdWVzdCI4ChJHZXRNZXRyaWNzUmVzcG9uc2USDAoEdGV4dBgBIAEoCRIUCgxjb250ZW50X3R5cGUYAiABKAkqaAoOUmVzcG9uc2VGb3JtYXQSHwobUkVTUE9OU0VfRk9STUFUX1VOU1BFQ0lGSUVEEAASFwoTUkVTUE9OU0VfRk9STUFUX1VSTBABEhwKGFJFU1BPTlNFX0ZPUk1BVF9CNjRfSlNPThACMtoDChFHZW5lcmF0aW9uU2VydmljZRJMCgtDcmVhdGVJbWFnZRIdLm9ydmFkby52MS5DcmVhdGVJbWFnZVJlcXVlc3QaHi5vcnZhZG8udjEuQ3JlYXRlSW1hZ2VSZXNwb25zZRJJCgpMaXN0TW9kZWxzEhwub3J2YWRvLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh0ub3J2YWRvLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJICglSZWFkSW1hZ2USGy5vcnZhZG8udjEuUmVhZEltYWdlUmVxdWVzdBocLm9ydmFkby52MS5SZWFkSW1hZ2VSZXNwb25zZTABEj0KBkdldEpvYhIYLm9ydmFkby52MS5HZXRKb2JSZXF1ZXN0Ghkub3J2YWRvLnYxLkdldEpvYlJlc3BvbnNlElgKD0dldENoYW5uZWxTdGF0cxIhLm9ydmFkby52MS5HZXRDaGFubmVsU3RhdHNSZXF1ZXN0GiIub3J2YWRvLnYxLkdldENoYW5uZWxTdGF0c1Jlc3BvbnNlEkkKCkdldE1ldHJpY3MSHC5vcnZhZG8udjEuR2V0TWV0cmljc1JlcXVlc3QaHS5vcnZhZG8udjEuR2V0TWV0cmljc1Jlc3BvbnNlYgZwcm90bzM", [file_orvado_v1_common]);
 
 /**
  * @generated from message orvado.v1.CreateImageRequest
@@ -572,6 +572,13 @@ export type GetJobResponse = Message<"orvado.v1.GetJobResponse"> & {
     value: Refusal;
     case: "failure";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * What the operator's request view shows; the public job lookup does not.
+   *
+   * @generated from field: orvado.v1.JobDetail detail = 4;
+   */
+  detail?: JobDetail | undefined;
 };
 
 /**
@@ -580,6 +587,199 @@ export type GetJobResponse = Message<"orvado.v1.GetJobResponse"> & {
  */
 export const GetJobResponseSchema: GenMessage<GetJobResponse> = /*@__PURE__*/
   messageDesc(file_orvado_v1_generation, 14);
+
+/**
+ * @generated from message orvado.v1.JobDetail
+ */
+export type JobDetail = Message<"orvado.v1.JobDetail"> & {
+  /**
+   * The channel that ran the job (the last one tried after a failover).
+   *
+   * @generated from field: string channel = 1;
+   */
+  channel: string;
+
+  /**
+   * @generated from field: int64 created_at_unix_ms = 2;
+   */
+  createdAtUnixMs: bigint;
+
+  /**
+   * Unset while the job runs.
+   *
+   * @generated from field: optional int64 finished_at_unix_ms = 3;
+   */
+  finishedAtUnixMs?: bigint | undefined;
+
+  /**
+   * running | succeeded | failed
+   *
+   * @generated from field: string status = 4;
+   */
+  status: string;
+
+  /**
+   * As stored for a failed job: the spec's error code and its message.
+   *
+   * @generated from field: string error_code = 5;
+   */
+  errorCode: string;
+
+  /**
+   * @generated from field: string error_message = 6;
+   */
+  errorMessage: string;
+
+  /**
+   * Bytes of the stored images together.
+   *
+   * @generated from field: uint64 image_bytes = 7;
+   */
+  imageBytes: bigint;
+
+  /**
+   * @generated from field: string quality = 8;
+   */
+  quality: string;
+};
+
+/**
+ * Describes the message orvado.v1.JobDetail.
+ * Use `create(JobDetailSchema)` to create a new message.
+ */
+export const JobDetailSchema: GenMessage<JobDetail> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 15);
+
+/**
+ * @generated from message orvado.v1.GetChannelStatsRequest
+ */
+export type GetChannelStatsRequest = Message<"orvado.v1.GetChannelStatsRequest"> & {
+  /**
+   * How many hours back, counted from now; 1..720, 0 means 24.
+   *
+   * @generated from field: uint32 hours = 1;
+   */
+  hours: number;
+};
+
+/**
+ * Describes the message orvado.v1.GetChannelStatsRequest.
+ * Use `create(GetChannelStatsRequestSchema)` to create a new message.
+ */
+export const GetChannelStatsRequestSchema: GenMessage<GetChannelStatsRequest> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 16);
+
+/**
+ * @generated from message orvado.v1.ChannelStats
+ */
+export type ChannelStats = Message<"orvado.v1.ChannelStats"> & {
+  /**
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * @generated from field: string channel = 2;
+   */
+  channel: string;
+
+  /**
+   * @generated from field: string provider = 3;
+   */
+  provider: string;
+
+  /**
+   * The circuit breaker's state in the answering process: "closed", "open" or "half-open".
+   *
+   * @generated from field: string state = 4;
+   */
+  state: string;
+
+  /**
+   * @generated from field: bool healthy = 5;
+   */
+  healthy: boolean;
+
+  /**
+   * @generated from field: uint32 in_use = 6;
+   */
+  inUse: number;
+
+  /**
+   * @generated from field: uint32 capacity = 7;
+   */
+  capacity: number;
+
+  /**
+   * @generated from field: uint32 priority = 8;
+   */
+  priority: number;
+
+  /**
+   * Jobs that ended on this channel within the window, and how.
+   *
+   * @generated from field: uint32 succeeded = 9;
+   */
+  succeeded: number;
+
+  /**
+   * @generated from field: uint32 failed = 10;
+   */
+  failed: number;
+
+  /**
+   * Jobs still running on it that started within the window.
+   *
+   * @generated from field: uint32 running = 11;
+   */
+  running: number;
+
+  /**
+   * Time from a job's start to its end, over the jobs that ended; unset without any.
+   *
+   * @generated from field: optional uint32 latency_avg_ms = 12;
+   */
+  latencyAvgMs?: number | undefined;
+
+  /**
+   * @generated from field: optional uint32 latency_p50_ms = 13;
+   */
+  latencyP50Ms?: number | undefined;
+
+  /**
+   * @generated from field: optional uint32 latency_p95_ms = 14;
+   */
+  latencyP95Ms?: number | undefined;
+};
+
+/**
+ * Describes the message orvado.v1.ChannelStats.
+ * Use `create(ChannelStatsSchema)` to create a new message.
+ */
+export const ChannelStatsSchema: GenMessage<ChannelStats> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 17);
+
+/**
+ * @generated from message orvado.v1.GetChannelStatsResponse
+ */
+export type GetChannelStatsResponse = Message<"orvado.v1.GetChannelStatsResponse"> & {
+  /**
+   * @generated from field: uint32 hours = 1;
+   */
+  hours: number;
+
+  /**
+   * @generated from field: repeated orvado.v1.ChannelStats channels = 2;
+   */
+  channels: ChannelStats[];
+};
+
+/**
+ * Describes the message orvado.v1.GetChannelStatsResponse.
+ * Use `create(GetChannelStatsResponseSchema)` to create a new message.
+ */
+export const GetChannelStatsResponseSchema: GenMessage<GetChannelStatsResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 18);
 
 /**
  * @generated from message orvado.v1.GetMetricsRequest
@@ -592,7 +792,7 @@ export type GetMetricsRequest = Message<"orvado.v1.GetMetricsRequest"> & {
  * Use `create(GetMetricsRequestSchema)` to create a new message.
  */
 export const GetMetricsRequestSchema: GenMessage<GetMetricsRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 15);
+  messageDesc(file_orvado_v1_generation, 19);
 
 /**
  * @generated from message orvado.v1.GetMetricsResponse
@@ -614,7 +814,7 @@ export type GetMetricsResponse = Message<"orvado.v1.GetMetricsResponse"> & {
  * Use `create(GetMetricsResponseSchema)` to create a new message.
  */
 export const GetMetricsResponseSchema: GenMessage<GetMetricsResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 16);
+  messageDesc(file_orvado_v1_generation, 20);
 
 /**
  * @generated from enum orvado.v1.ResponseFormat
@@ -687,6 +887,17 @@ export const GenerationService: GenService<{
     methodKind: "unary";
     input: typeof GetJobRequestSchema;
     output: typeof GetJobResponseSchema;
+  },
+  /**
+   * GetChannelStats reports each catalog channel's jobs, success rate and latency
+   * over a recent window (from generation.jobs, every replica's jobs) beside its live state.
+   *
+   * @generated from rpc orvado.v1.GenerationService.GetChannelStats
+   */
+  getChannelStats: {
+    methodKind: "unary";
+    input: typeof GetChannelStatsRequestSchema;
+    output: typeof GetChannelStatsResponseSchema;
   },
   /**
    * GetMetrics returns the service's Prometheus text exposition.

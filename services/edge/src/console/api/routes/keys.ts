@@ -11,7 +11,8 @@ const usd = z.string().refine((text) => usdToMicros(text) !== null, "must be a d
 const isoTime = z.string().refine((text) => parseSupportedTimestamp(text) !== null, `must be an ISO 8601 time ${TIMESTAMP_RANGE_TEXT}`);
 
 const NewKey = z.strictObject({
-  name: z.string().max(100),
+  // Empty or left out: auth names the key "default", as the CLI does.
+  name: z.string().max(100).default(""),
   limitUsd: usd.nullish(),
   expiresAt: isoTime.nullish(),
   models: z.array(z.string().min(1).max(200)).max(100).nullish(),

@@ -24,7 +24,10 @@ export function moneyRoutes(api: FastifyInstance, { billing }: ConsoleApiDeps) {
         date: day.date,
         usd: microsToUsd(day.amountMicros),
         micros: Number(day.amountMicros),
+        // Charged requests only; failed and expired ones are counted apart.
         requests: day.requests,
+        notCharged: day.notCharged,
+        pending: day.pending,
       })),
     };
   });

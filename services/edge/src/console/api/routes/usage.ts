@@ -1,19 +1,19 @@
 import type { FastifyInstance } from "fastify";
-import { ErrorCode } from "@orvado/proto";
 import type { ConsoleApiDeps } from "../deps.ts";
-import { parseInput, refuse } from "../errors.ts";
+import { parseInput } from "../errors.ts";
 import { usageRow } from "../format.ts";
 import { csvLine, csvRow, USAGE_COLUMNS } from "../csv.ts";
 import { costFilter, UsageQuery } from "../usage-query.ts";
 import { sessionOf } from "../session.ts";
-import { ownCost } from "../own-cost.ts";
+import { requestDetail } from "../request-detail.ts";
 
 /** The export reads pages of this size, and stops at this many rows so one call stays bounded. */
 const EXPORT_PAGE = 1000;
 const EXPORT_MAX_ROWS = 100_000;
 
 /** The signed-in account's requests and what each cost. Billing scopes every query by the session's account. */
-export function usageRoutes(api: FastifyInstance, { auth, billing }: ConsoleApiDeps) {
+export function usageRoutes(api: FastifyInstance, deps: ConsoleApiDeps) {
+  const { auth, billing } = deps;
   async function keyNames(accountId: string) {
     const { keys } = await auth.listKeys({ accountId });
     return new Map(keys.map((key) => [key.keyId, key.name]));
@@ -52,8 +52,6 @@ export function usageRoutes(api: FastifyInstance, { auth, billing }: ConsoleApiD
 
   api.get<{ Params: { requestId: string } }>("/usage/:requestId", async (request) => {
     const accountId = sessionOf(request).account.accountId;
-    const cost = await ownCost(billing, accountId, request.params.requestId);
-    if (!cost) throw refuse(ErrorCode.NOT_FOUND, `No request ${JSON.stringify(request.params.requestId.slice(0, 64))} in this account`);
-    return usageRow(cost, await keyNames(accountId));
+    return requestDetail(request, deps, accountId, request.params.requestId, await keyNames(accountId));
   });
 }

@@ -1,0 +1,55 @@
+// Admin › Channels: each model's channels with their circuit breaker, slots in use, and over a
+// recent window the jobs that succeeded or failed on them and how long they took.
+import { useState } from "/console/vendor/hooks.mjs";
+import { html } from "../lib/html.js";
+import { get } from "../lib/api.js";
+import { duration, percent } from "../lib/format.js";
+import { Badge, Card, ErrorAlert, Loading, useLoad } from "../components/ui.js";
+
+const WINDOWS = [
+  { hours: 1, label: "last hour" },
+  { hours: 24, label: "last 24 hours" },
+  { hours: 168, label: "last 7 days" },
+];
+const STATE_KIND = { closed: "success", "half-open": "warning", open: "danger" };
+
+export function ChannelsSection() {
+  const [hours, setHours] = useState(24);
+  const { data, error, reload } = useLoad(() => get(`/admin/channels?hours=${hours}`), [hours]);
+  return html`<div class="toolbar">
+      <label class="muted small page-size">
+        Window
+        <select name="hours" value=${hours} onChange=${(event) => setHours(Number(event.target.value))}>
+          ${WINDOWS.map((window) => html`<option value=${window.hours}>${window.label}</option>`)}
+        </select>
+      </label>
+      <button type="button" class="button small" onClick=${reload}>Refresh</button>
+    </div>
+    <${Card} title="Channel health" subtitle="Breaker state and slots are this generation process's; job counts and latency are every replica's, from the jobs table.">
+      <${ErrorAlert} error=${error} />
+      ${!data && !error && html`<${Loading} />`}
+      ${data &&
+      html`<div class="table-wrap"><table class="table" data-testid="channels-table">
+        <thead><tr>
+          <th>Model</th><th>Channel</th><th>Provider</th><th>Breaker</th><th class="num">In use</th>
+          <th class="num">Succeeded</th><th class="num">Failed</th><th class="num">Success rate</th><th class="num">p50</th><th class="num">p95</th>
+        </tr></thead>
+        <tbody>
+          ${data.channels.map(
+            (row) => html`<tr data-channel=${row.model + "/" + row.channel}>
+              <td><code>${row.model}</code></td>
+              <td>${row.channel}</td>
+              <td><code>${row.provider}</code></td>
+              <td><${Badge} kind=${STATE_KIND[row.state] ?? "neutral"}>${row.state}<//></td>
+              <td class="num nowrap">${row.inUse} / ${row.capacity}</td>
+              <td class="num">${row.succeeded}</td>
+              <td class="num">${row.failed}</td>
+              <td class="num" data-testid="success-rate">${row.successRate === null ? "—" : percent(row.successRate)}</td>
+              <td class="num nowrap">${duration(row.latencyMs.p50)}</td>
+              <td class="num nowrap">${duration(row.latencyMs.p95)}</td>
+            </tr>`,
+          )}
+        </tbody>
+      </table></div>`}
+    <//>`;
+}
