@@ -212,9 +212,12 @@ export class ProcessStack {
     await running.exited;
   }
 
-  async restart(name: ServiceName): Promise<void> {
+  /** kill -9, then start the same process again on its port (a replica as `<service>#<n>`). */
+  async restart(name: ProcessName): Promise<void> {
     await this.kill(name);
-    await this.startService(name);
+    const [service, replica] = name.split("#") as [ServiceName, string | undefined];
+    if (replica === undefined) await this.startService(service);
+    else await this.startReplica(service, Number(replica));
   }
 
   /**

@@ -1,0 +1,412 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AuthService, BillingService } from "@orvado/proto";
+import { internalClient } from "@orvado/rpc";
+import { createLogger } from "@orvado/core";
+import { openDb, type Db } from "@orvado/db";
+import { BILLING_TOPIC, kafkaSettings, openEventStream, type EventStream } from "@orvado/events";
+import { openImageStore, type ImageStore } from "@orvado/generation";
+import { startLocalBroker, type LocalBroker, type LocalBrokerOptions } from "@orvado/kafka-local";
+import { freshDatabase, testRunsOnKafka, type FreshDatabase } from "@orvado/testkit";
+import { ProcessStack, SERVICE_NAMES, freePort, type ProcessName } from "./process-stack.ts";
+
+// Issue E §4: while jobs run, kill -9 each service process (and cut every
+// PostgreSQL connection) at random moments, restart it, let the sweepers run,
+// then check the money invariants. `npm run test:faults` runs 500 jobs; `npm
+// test` runs FAULT_JOBS (default 60) so CI exercises it on every push.
+// In the "kafka" test project the services publish and consume on a Kafka
+// broker of the test's own, which is killed (-9) and restarted on its store too.
+// Issue H §6, `replicas: 2`: two processes of every service (the callers list
+// both), single replicas killed at random; besides the money invariants, no
+// request may fail for want of a service unless it was in flight on a process
+// killed while it ran.
+
+const JOBS = Number(process.env.FAULT_JOBS ?? 60);
+const CONCURRENCY = Number(process.env.FAULT_CONCURRENCY ?? 16);
+const SEED = Number(process.env.FAULT_SEED ?? Date.now() % 100_000);
+const TOP_UP_MICROS = 1_000n * 1_000_000n;
+const SETTLE_TIMEOUT_MS = 120_000;
+const ON_KAFKA = testRunsOnKafka();
+const STREAM = ON_KAFKA ? "Kafka" : "the Postgres log";
+type Target = ProcessName | "postgres" | "kafka";
+const LEDGER_GROUP = "billing-ledger";
+
+/** mulberry32: seeded, so a failing run can be replayed with FAULT_SEED. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface ClientOutcome {
+  index: number;
+  /** "refused": no connection could be opened (nothing was sent); "no_response": cut after sending. */
+  status: number | "no_response" | "refused";
+  requestId: string | null;
+  code?: string;
+  sentAt: number;
+  answeredAt: number;
+}
+
+/** When a target was down: from its kill until it was back. */
+interface KillWindow {
+  target: string;
+  from: number;
+  to: number;
+}
+
+export interface FaultSuiteOptions {
+  /** Processes of each service: 1, or 2 (the replicated topology, on Kafka). */
+  replicas: 1 | 2;
+}
+
+
+
+/** The fault-injection suite on the stream of the test project (faults.test.ts, faults-replicated.kafka.test.ts). */
+export function describeFaultInjection(options: FaultSuiteOptions): void {
+  const random = seeded(SEED);
+
+  let database: FreshDatabase;
+  let db: Db;
+  let stack: ProcessStack;
+  let dataDir: string;
+  let apiKey: string;
+  /** On Kafka: the broker, how to start it again on the same store, and a client for checking the group's lag. */
+  let broker: LocalBroker | undefined;
+  let brokerOptions: LocalBrokerOptions;
+  let checkStream: EventStream | undefined;
+  let accountId: string;
+  const warnings: string[] = [];
+  /** What the chaos did when, for the failure message. */
+  const timeline: string[] = [];
+  const downtimes: KillWindow[] = [];
+  const replicated = options.replicas === 2;
+  const processes: ProcessName[] = replicated ? SERVICE_NAMES.flatMap((name) => [name, `${name}#2` as ProcessName]) : [...SERVICE_NAMES];
+  // Replicated: single processes and the broker; the database is one, so it is not cut there.
+  const TARGETS: Target[] = [...processes, ...(replicated ? [] : (["postgres"] as const)), ...(ON_KAFKA ? (["kafka"] as const) : [])];
+  const edges = () => (replicated ? [stack.url("edge"), stack.urlOf("edge#2")] : [stack.url("edge")]);
+
+  beforeAll(async () => {
+    database = await freshDatabase(process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+    dataDir = mkdtempSync(join(tmpdir(), "orvado-faults-"));
+    const kafkaEnv = ON_KAFKA ? await startOwnBroker() : {};
+    stack = await ProcessStack.start({
+      databaseUrl: database.url,
+      dataDir,
+      ...(replicated && { replicas: { auth: 2, billing: 2, generation: 2, edge: 2 } }),
+      env: {
+        ...kafkaEnv,
+        // Short enough that the sweepers finish inside the test, longer than a job (the rule of ARCHITECTURE.md).
+        GENERATION_JOB_TIMEOUT_MS: "5000",
+        BILLING_HOLD_TTL_MS: "8000",
+        BILLING_SWEEP_INTERVAL_MS: "500",
+        GENERATION_ORPHAN_SWEEP_INTERVAL_MS: "1000",
+        GENERATION_ORPHAN_GRACE_MS: "2000",
+      },
+      // The first lines each service complained with, to explain a failure.
+      onLog: (service, line) => {
+        if (warnings.filter((warning) => warning.startsWith(`${service}:`)).length < 5) warnings.push(`${service}: ${line.slice(0, 400)}`);
+      },
+    });
+    db = await openDb(database.url);
+    if (broker) checkStream = await openEventStream({ db, logger: createLogger("faults", "silent"), kafka: kafkaSettings([broker.address]), clientId: "faults-check" });
+    const auth = internalClient(AuthService, stack.url("auth"), stack.secret);
+    const billing = internalClient(BillingService, stack.url("billing"), stack.secret);
+    const { account } = await auth.createAccount({ email: "faults@example.test", password: "fault-password-1", role: 1 });
+    accountId = account!.accountId;
+    await billing.topUp({ accountId, amountMicros: TOP_UP_MICROS, note: "fault test", topUpId: `topup_faults_${SEED}` });
+    apiKey = (await auth.createKey({ accountId, name: "faults" })).secret;
+  }, 180_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    await checkStream?.close();
+    await broker?.stop();
+    await db?.close();
+    await database?.drop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** A broker on free ports with its store in the test's data dir; the services' Kafka settings. */
+  async function startOwnBroker(): Promise<NodeJS.ProcessEnv> {
+    brokerOptions = { dataDir: join(dataDir, "kafka"), port: await freePort(), controllerPort: await freePort(), heapMb: 512 };
+    broker = await startLocalBroker(brokerOptions);
+    // A member that died with its process gives up its partitions after 6 s, Kafka's shortest session.
+    return { KAFKA_BROKERS: broker.address, KAFKA_SESSION_TIMEOUT_MS: "6000" };
+  }
+
+  /** kill -9 the broker, then start it again on the same store (topics, offsets and groups survive). */
+  async function restartBroker(): Promise<void> {
+    await broker!.kill();
+    broker = await startLocalBroker(brokerOptions);
+  }
+
+  /** One client request to one edge; a dead edge or a cut connection is an outcome, not an error. */
+  async function sendJob(index: number, edge: string): Promise<ClientOutcome> {
+    const roll = random();
+    const directive = roll < 0.08 ? "[sandbox:fail]" : roll < 0.12 ? "[sandbox:refuse]" : `[sandbox:delay=${Math.floor(random() * 1500)}]`;
+    const sentAt = Date.now();
+    try {
+      const response = await fetch(`${edge}/v1/images/generations`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "beta-2-lite", prompt: `fault job ${index} ${directive}`, size: "256x256" }),
+        signal: AbortSignal.timeout(60_000),
+      });
+      const body = (await response.json().catch(() => null)) as { error?: { code?: string } } | null;
+      return { index, status: response.status, requestId: response.headers.get("x-request-id"), code: body?.error?.code, sentAt, answeredAt: Date.now() };
+    } catch (error) {
+      const refused = ((error as { cause?: { code?: string } }).cause?.code ?? "") === "ECONNREFUSED";
+      return { index, status: refused ? "refused" : "no_response", requestId: null, sentAt, answeredAt: Date.now() };
+    }
+  }
+
+  /**
+   * Each job is sent until it gets an answer other than "try again": a refused
+   * connection or a 503 is retried after a pause, as SDKs do. Every attempt is
+   * kept, since each may have reached the edge and become a request of its own.
+   */
+  async function runJobs(): Promise<ClientOutcome[]> {
+    const outcomes: ClientOutcome[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < JOBS) {
+          const index = next++;
+          for (let attempt = 0; attempt < 60; attempt++) {
+            const all = edges();
+            const outcome = await sendJob(index, all[(index + attempt) % all.length]!);
+            outcomes.push(outcome);
+            if (outcome.status !== "no_response" && outcome.status !== "refused" && outcome.status !== 503) break;
+            // A refused connection to one of two edges goes straight to the other, as a load balancer would.
+            if (!(replicated && outcome.status === "refused")) await sleep(300);
+          }
+        }
+      }),
+    );
+    return outcomes;
+  }
+
+  async function cutPostgresConnections(): Promise<void> {
+    const name = new URL(database.url).pathname.slice(1);
+    await db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [name]);
+  }
+
+  /** Kills a target at random moments until told to stop; every target is hit at least once (shuffled rounds). */
+  async function chaos(done: () => boolean, window: KillWindow[]): Promise<Record<Target, number>> {
+    const kills = Object.fromEntries(TARGETS.map((target) => [target, 0])) as Record<Target, number>;
+    while (!done()) {
+      const round = [...TARGETS].sort(() => random() - 0.5);
+      for (const target of round) {
+        await sleep(300 + Math.floor(random() * 1200));
+        if (done() && Object.values(kills).every((count) => count > 0)) return kills;
+        kills[target] += 1;
+        const from = Date.now();
+        timeline.push(`${from} ms: ${target} killed`);
+        if (target === "postgres") await cutPostgresConnections();
+        else if (target === "kafka") await restartBroker();
+        else await stack.restart(target);
+        window.push({ target, from, to: Date.now() });
+        timeline.push(`${Date.now()} ms: ${target} back`);
+      }
+    }
+    return kills;
+  }
+
+  /** How far billing's group is behind the end of the billing topic (0 or 1 on Kafka: caught up or not). */
+  async function ledgerLag(): Promise<bigint> {
+    if (checkStream) {
+      return checkStream.waitForGroup(BILLING_TOPIC, LEDGER_GROUP, { timeoutMs: 0 }).then(
+        () => 0n,
+        () => 1n,
+      );
+    }
+    const { rows } = await db.query<{ lag: bigint }>(
+      `SELECT (SELECT coalesce(max("offset"), 0) FROM stream.messages WHERE topic = $1)
+                - (SELECT coalesce(max(committed_offset), 0) FROM stream.consumer_offsets WHERE "group" = $2) AS lag`,
+      [BILLING_TOPIC, LEDGER_GROUP],
+    );
+    return BigInt(rows[0]!.lag);
+  }
+
+  async function untilSettled(): Promise<void> {
+    const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+    for (;;) {
+      const open = await db.query<{ holds: bigint; running: bigint; unsent: bigint }>(`
+        SELECT (SELECT count(*) FROM billing.cost_records WHERE settled_by IS NULL) AS holds,
+               (SELECT count(*) FROM generation.jobs WHERE status = 'running') AS running,
+               (SELECT count(*) FROM generation.outbox WHERE sent_at IS NULL) + (SELECT count(*) FROM billing.outbox WHERE sent_at IS NULL) AS unsent`);
+      const row = { ...open.rows[0]!, lag: await ledgerLag() };
+      if (row.holds === 0n && row.running === 0n && row.unsent === 0n && row.lag === 0n) return;
+      if (Date.now() > deadline) throw new Error(`not settled after ${SETTLE_TIMEOUT_MS} ms: ${JSON.stringify(row, (_, v) => (typeof v === "bigint" ? Number(v) : v))}`);
+      await sleep(500);
+    }
+  }
+
+  describe(`fault injection on ${STREAM}: ${JOBS} jobs while services${ON_KAFKA ? " and the broker" : ""} are killed (seed ${SEED})`, () => {
+    it("charges every request exactly once with a stored image, or not at all", async () => {
+      let finished = false;
+      const [outcomes, killCounts] = await Promise.all([runJobs().finally(() => (finished = true)), chaos(() => finished, downtimes)]);
+      for (const name of processes) if (!stack.isRunning(name)) await stack.restart(name);
+      await untilSettled();
+
+      const byStatus = outcomes.reduce<Record<string, number>>((acc, o) => {
+        const label = o.code ? `${o.status} ${o.code}` : String(o.status);
+        acc[label] = (acc[label] ?? 0) + 1;
+        return acc;
+      }, {});
+      console.info(`faults seed=${SEED} replicas=${options.replicas} kills=${JSON.stringify(killCounts)} client outcomes=${JSON.stringify(byStatus)}`);
+      expect(Object.values(killCounts).every((count) => count > 0), JSON.stringify(killCounts)).toBe(true);
+      // Enough jobs must still get through, or the run proved nothing (kills cost a
+      // few jobs each: a lost generation process fails every job it held).
+      const succeeded = outcomes.filter((outcome) => outcome.status === 200).length;
+      expect(succeeded, `${JSON.stringify(byStatus)}\n${timeline.join("\n")}\n${warnings.join("\n")}`).toBeGreaterThanOrEqual(Math.max(10, JOBS * 0.25));
+      if (replicated) {
+        // With a second process of every service alive, only a request in flight on a process
+        // that was killed while it ran may fail for want of a service.
+        const unexcused = outcomes.filter((outcome) => failedForWantOfService(outcome) && !downtimes.some((down) => overlaps(outcome, down)));
+        expect(unexcused.map((outcome) => `${outcome.sentAt}-${outcome.answeredAt} ms: ${outcome.status} ${outcome.code ?? ""}`), timeline.join("\n")).toEqual([]);
+      }
+
+      // Every reserved request: settled, charged at most once, and charged exactly when generation says it delivered.
+      const { rows: records } = await db.query<{
+        request_id: string;
+        captured_micros: bigint;
+        images_delivered: number;
+        settled_by: string | null;
+        captures: bigint;
+        job_status: string | null;
+        job_delivered: number | null;
+        stored: bigint;
+      }>(`
+        SELECT c.request_id, c.captured_micros, c.images_delivered, c.settled_by,
+               (SELECT count(*) FROM billing.ledger l WHERE l.request_id = c.request_id AND l.kind = 'capture') AS captures,
+               j.status AS job_status, j.images_delivered AS job_delivered,
+               (SELECT count(*) FROM generation.images i WHERE i.request_id = c.request_id) AS stored
+        FROM billing.cost_records c LEFT JOIN generation.jobs j ON j.request_id = c.request_id`);
+      expect(records.length).toBeGreaterThan(0);
+      const problems: string[] = [];
+      for (const record of records) {
+        const charged = record.captured_micros > 0n;
+        if (record.settled_by === null) problems.push(`${record.request_id}: hold still open`);
+        if (record.captures > 1n) problems.push(`${record.request_id}: captured ${record.captures} times`);
+        if (charged && record.job_status !== "succeeded") problems.push(`${record.request_id}: charged but job is ${record.job_status}`);
+        if (!charged && record.job_status === "succeeded") problems.push(`${record.request_id}: job succeeded but nothing charged (event lost)`);
+        if (charged && BigInt(record.images_delivered) !== record.stored) {
+          problems.push(`${record.request_id}: charged for ${record.images_delivered} image(s), ${record.stored} stored`);
+        }
+      }
+      // Stored images are on disk, whole, not only in the table.
+      const { rows: images } = await db.query<{ image_id: string; bytes: number }>(
+        "SELECT i.image_id, i.bytes FROM generation.images i JOIN generation.jobs j USING (request_id) WHERE j.status = 'succeeded'",
+      );
+      const store = openImageStore({ kind: "local", dir: join(dataDir, "images") });
+      for (const image of images) {
+        const stored = await storedLength(store, image.image_id);
+        if (stored !== image.bytes) problems.push(`${image.image_id}: ${image.bytes} bytes in the table, ${stored ?? "none"} on disk`);
+      }
+      await store.close?.();
+      // What clients were told agrees with the money: a 200 was charged, an error answer was not
+      // (except job_outcome_unknown, which says the job may still have finished).
+      const charged = new Set(records.filter((record) => record.captured_micros > 0n).map((record) => record.request_id));
+      for (const outcome of outcomes) {
+        if (outcome.status === 200 && !charged.has(outcome.requestId!)) problems.push(`${outcome.requestId}: 200 to the client but not charged`);
+        if (outcome.code === "internal_error") problems.push(`${outcome.requestId}: answered 500 internal_error`);
+        if (typeof outcome.status === "number" && outcome.status >= 400 && outcome.code !== "job_outcome_unknown" && charged.has(outcome.requestId!)) {
+          problems.push(`${outcome.requestId}: ${outcome.status} to the client but charged`);
+        }
+      }
+      expect(problems, `${problems.slice(0, 20).join("\n")}\nservice warnings:\n${warnings.join("\n")}`).toEqual([]);
+
+      // Projections equal a replay of the ledger, and the balance is exactly the top-up less what was captured.
+      const billing = internalClient(BillingService, stack.url("billing"), stack.secret);
+      expect((await billing.replayLedger({})).differences).toEqual([]);
+      const totalCaptured = records.reduce((sum, record) => sum + record.captured_micros, 0n);
+      const { balance } = await billing.getBalance({ accountId });
+      expect(balance!.balanceMicros).toBe(TOP_UP_MICROS - totalCaptured);
+      expect(balance!.heldMicros).toBe(0n);
+    });
+  });
+
+  // The single topology only: here the whole service dies, not one of its replicas.
+  if (!replicated) {
+    describe(`what a client is told when a service dies (on ${STREAM})`, () => {
+      const generate = (prompt: string) =>
+        fetch(`${stack.url("edge")}/v1/images/generations`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "beta-2-lite", prompt, size: "256x256" }),
+        });
+
+      it("runs the built bundles, which find their files beside the code: migrations ran, the console app is served", async () => {
+        const console = await fetch(`${stack.url("edge")}/console/`);
+        expect(console.status).toBe(200);
+        expect(await console.text()).toMatch(/^<!doctype html>/i);
+        const vendor = await fetch(`${stack.url("edge")}/console/vendor/preact.mjs`);
+        expect(vendor.status).toBe(200);
+      });
+
+      it("answers 503 service_unavailable with Retry-After while auth is down, and works again after", async () => {
+        await stack.kill("auth");
+        const response = await generate("auth is down");
+        expect(response.status).toBe(503);
+        expect(response.headers.get("retry-after")).toBe("5");
+        expect(response.headers.get("x-should-retry")).toBe("true");
+        expect(((await response.json()) as { error: { code: string } }).error.code).toBe("service_unavailable");
+        await stack.startService("auth");
+        // The edge's key cache may have kept the key; either way the next request works.
+        expect((await generate("auth is back")).status).toBe(200);
+      });
+
+      it("answers 502 job_outcome_unknown (no retry) when generation dies mid-job, then fails the lost job uncharged", async () => {
+        const pending = generate("generation dies [sandbox:delay=4000]");
+        await sleep(1500);
+        await stack.kill("generation");
+        const response = await pending;
+        expect(response.status).toBe(502);
+        expect(response.headers.get("x-should-retry")).toBe("false");
+        const body = (await response.json()) as { error: { code: string; message: string } };
+        expect(body.error.code).toBe("job_outcome_unknown");
+        const requestId = response.headers.get("x-request-id")!;
+        expect(body.error.message).toContain(`GET /v1/images/generations/${requestId}`);
+
+        await stack.startService("generation");
+        await untilSettled();
+        const { rows } = await db.query<{ status: string; settled_by: string; captured_micros: bigint }>(
+          `SELECT j.status, c.settled_by, c.captured_micros FROM generation.jobs j JOIN billing.cost_records c USING (request_id) WHERE request_id = $1`,
+          [requestId],
+        );
+        expect(rows[0]).toEqual({ status: "failed", settled_by: "failed", captured_micros: 0n });
+      });
+    });
+  }
+}
+
+/** A refused call, a cut connection or an answer that a service could not be reached or lost the job. */
+function failedForWantOfService(outcome: ClientOutcome): boolean {
+  if (outcome.status === "no_response") return true;
+  return outcome.code === "service_unavailable" || outcome.code === "job_outcome_unknown" || outcome.code === "internal_error";
+}
+
+/** The request was in flight (sent, not yet answered) at some moment the process was down. */
+function overlaps(outcome: ClientOutcome, down: KillWindow): boolean {
+  return outcome.sentAt <= down.to && outcome.answeredAt >= down.from;
+}
+
+/** How many bytes the store reads back for the image; null when it has none. */
+async function storedLength(store: ImageStore, imageId: string): Promise<number | null> {
+  const opened = await store.open(imageId);
+  if (opened === null) return null;
+  let length = 0;
+  for await (const chunk of opened.stream) length += (chunk as Buffer).length;
+  return length;
+}
