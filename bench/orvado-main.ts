@@ -9,14 +9,12 @@
 // anything else the services read (passed through; KAFKA_BROKERS puts the events on Kafka).
 import { rmSync } from "node:fs";
 import { createLogger } from "@orvado/core";
-import { AuthService, BillingService } from "@orvado/proto";
-import { internalClient } from "@orvado/rpc";
 import { startStack } from "../services/stack/src/index.ts";
 import { READY_MARKER } from "./processes.ts";
 import { createBenchDatabase } from "./database.ts";
 import { benchDataDir } from "./data-dir.ts";
+import { fundBenchAccounts } from "./bench-accounts.ts";
 
-const FUNDS_MICROS = 1_000_000n * 1_000_000n; // $1,000,000: the largest single top-up billing accepts
 const ACCOUNTS = Number(process.env.BENCH_ORVADO_ACCOUNTS ?? 1);
 
 const database = await createBenchDatabase();
@@ -45,16 +43,7 @@ async function startFunded() {
     },
     logger,
   });
-  const auth = internalClient(AuthService, stack.authUrl, stack.internalSecret);
-  const billing = internalClient(BillingService, stack.billingUrl, stack.internalSecret);
-  const accounts: { accountId: string; key: string }[] = [];
-  for (let index = 0; index < ACCOUNTS; index += 1) {
-    const { account } = await auth.createAccount({ email: `bench-${index}@example.test`, password: "bench password 1" });
-    const accountId = account!.accountId;
-    await billing.topUp({ accountId, amountMicros: FUNDS_MICROS, note: "benchmark funds", topUpId: `bench_${index}` });
-    const { secret } = await auth.createKey({ accountId, name: "bench" });
-    accounts.push({ accountId, key: secret });
-  }
+  const accounts = await fundBenchAccounts({ authUrls: stack.authUrl, billingUrls: stack.billingUrl, internalSecret: stack.internalSecret }, ACCOUNTS, "bench");
   return { stack, accounts };
 }
 

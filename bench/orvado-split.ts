@@ -4,14 +4,11 @@
 // process holding 10,000 client sockets and 10,000 upstream sockets would need
 // more open files than a container usually allows.
 import { rmSync } from "node:fs";
-import { AuthService, BillingService } from "@orvado/proto";
-import { internalClient } from "@orvado/rpc";
 import { ProcessStack, SERVICE_NAMES } from "../services/stack/src/process-stack.ts";
 import { createBenchDatabase } from "./database.ts";
 import { benchDataDir } from "./data-dir.ts";
+import { fundBenchAccounts } from "./bench-accounts.ts";
 import type { OrvadoInfo } from "./servers.ts";
-
-const FUNDS_MICROS = 1_000_000n * 1_000_000n;
 
 export interface SplitOrvado {
   info: OrvadoInfo;
@@ -19,19 +16,6 @@ export interface SplitOrvado {
   pids: number[];
   services: readonly string[];
   stop(): Promise<void>;
-}
-
-async function fund(stack: ProcessStack, count: number) {
-  const auth = internalClient(AuthService, stack.url("auth"), stack.secret);
-  const billing = internalClient(BillingService, stack.url("billing"), stack.secret);
-  const accounts: { accountId: string; key: string }[] = [];
-  for (let index = 0; index < count; index += 1) {
-    const { account } = await auth.createAccount({ email: `soak-${index}@example.test`, password: "bench password 1" });
-    await billing.topUp({ accountId: account!.accountId, amountMicros: FUNDS_MICROS, note: "benchmark funds", topUpId: `soak_${index}` });
-    const { secret: key } = await auth.createKey({ accountId: account!.accountId, name: "soak" });
-    accounts.push({ accountId: account!.accountId, key });
-  }
-  return accounts;
 }
 
 export async function startSplitOrvado(options: { modelsFile: string; accounts: number; env?: NodeJS.ProcessEnv }): Promise<SplitOrvado> {
@@ -58,7 +42,7 @@ export async function startSplitOrvado(options: { modelsFile: string; accounts: 
         ...options.env,
       },
     });
-    const accounts = await fund(stack, Math.max(1, options.accounts));
+    const accounts = await fundBenchAccounts({ authUrls: stack.url("auth"), billingUrls: stack.url("billing"), internalSecret: stack.secret }, options.accounts, "soak");
     const pids = SERVICE_NAMES.map((name) => stack!.pids()[name]!);
     return {
       info: { edgeUrl: stack.url("edge"), key: accounts[0]!.key, accountId: accounts[0]!.accountId, accounts, databaseUrl: database.url, pid: pids[0]!, stream: "postgres" },

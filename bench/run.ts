@@ -15,13 +15,17 @@
 // BENCH_IMAGE ("solid" (default): a few-kB PNG, as the targets are defined; "photo": a
 // PNG as large as a photo's, about 3.3 MB at 1024x1024),
 // KAFKA_BROKERS (adds the "Orvado on Kafka" leg: the same Orvado with its events on Kafka,
-// under a topic prefix of the run's own; without it the leg is skipped and the reason
-// printed), KAFKA_TOPIC_PARTITIONS, KAFKA_TOPIC_REPLICATION (bench/kafka.ts).
+// under a topic prefix of the run's own; and the "Orvado cluster" leg, which also needs
+// haproxy; without them a leg is skipped and the reason printed), KAFKA_TOPIC_PARTITIONS,
+// KAFKA_TOPIC_REPLICATION (bench/kafka.ts).
 //
 // "Orvado" is one funded account and key, as a single customer running requests in
 // parallel; "Orvado, N accounts" rotates the same load over N accounts and keys.
 // "Orvado on Kafka" (and its N-accounts target) is the same process and load with the
 // event stream on Kafka instead of the Postgres log; billing's ledger stays in PostgreSQL.
+// "Orvado cluster" (and its N-accounts target) is npm run start:cluster's topology: two
+// processes of each service, HAProxy in front of the two edges, on PostgreSQL and Kafka
+// (bench/orvado-cluster.ts); the load goes to the balancer.
 // The profile is taken in a separate pass after the measurements (profiling slows
 // the process), with the N-accounts load at the highest connection count, on the Postgres log.
 import { cpus, loadavg, totalmem, release } from "node:os";
@@ -32,10 +36,23 @@ import { runLoad, type LoadResult, type Target } from "./load.ts";
 import type { Charges } from "./ledger-check.ts";
 import { benchKafka, describeKafka } from "./kafka.ts";
 import { summarizeProfile, type ProfileSummary } from "./profile-summary.ts";
-import type { Child } from "./processes.ts";
-import { RESULTS_DIR, clearChildLogs, startPortkey, startUpstream, type OrvadoInfo } from "./servers.ts";
+import { clusterMissing, startOrvadoCluster, type RunningOrvado } from "./orvado-cluster.ts";
+import { RESULTS_DIR, clearChildLogs, startPortkey, startUpstream, writeBenchCatalog } from "./servers.ts";
 import { watchSettlement, type Settlement } from "./settlement.ts";
-import { ORVADO, ORVADO_ON_KAFKA, directTarget, measure, orvadoTargets, portkeyTarget, smokeTest, spreadTargetName, tryStartOrvado, type Comparison } from "./targets.ts";
+import {
+  ORVADO,
+  ORVADO_CLUSTER,
+  ORVADO_ON_KAFKA,
+  directTarget,
+  measure,
+  orvadoTarget,
+  orvadoTargets,
+  portkeyTarget,
+  smokeTest,
+  spreadTargetName,
+  tryStartOrvado,
+  type Comparison,
+} from "./targets.ts";
 import { fixed, formatTable, since } from "./stats.ts";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -54,10 +71,10 @@ const started = Date.now();
 const log = (message: string) => process.stderr.write(`[bench ${since(started)}] ${message}\n`);
 const selected = (name: string) => !ONLY_TARGETS || ONLY_TARGETS.includes(name);
 
-/** One Orvado process under test, on one event stream, with its targets and its settlement watch. */
+/** One Orvado under test (a process, or the cluster's processes), with its targets and its settlement watch. */
 interface OrvadoLeg {
   name: string;
-  child: Child<OrvadoInfo>;
+  orvado: RunningOrvado;
   targets: Target[];
   settlement: Settlement;
 }
@@ -123,7 +140,7 @@ function settlementLines(comparisons: Comparison[], outcome: LegOutcome): string
   return lines;
 }
 
-function report(comparisons: Comparison[], outcomes: LegOutcome[], kafkaNote: string): string {
+function report(comparisons: Comparison[], outcomes: LegOutcome[], notes: string[]): string {
   const rows: (string | number)[][] = [["connections", "target", "req/s", "mean ms", "p50 ms", "p99 ms", "errors", "requests"]];
   for (const { connections, results } of comparisons) {
     for (const r of results) rows.push([connections, r.target, fixed(r.rps, 0), fixed(r.meanMs), fixed(r.p50Ms), fixed(r.p99Ms), r.errors, r.requests]);
@@ -132,7 +149,7 @@ function report(comparisons: Comparison[], outcomes: LegOutcome[], kafkaNote: st
   for (const outcome of outcomes) lines.push("", ...ratioLines(outcome));
   lines.push("");
   for (const outcome of outcomes) lines.push(...settlementLines(comparisons, outcome));
-  lines.push(kafkaNote);
+  lines.push(...notes);
   return lines.join("\n");
 }
 
@@ -173,12 +190,15 @@ function legWanted(leg: string): boolean {
   return WITH_ORVADO && [leg, ...(SPREAD_ACCOUNTS > 1 ? [spreadTargetName(leg, SPREAD_ACCOUNTS)] : [])].some(selected);
 }
 
+async function legOf(orvado: RunningOrvado): Promise<OrvadoLeg> {
+  const settlement = await watchSettlement(orvado.info);
+  const targets = orvadoTargets(orvado.info);
+  return { name: targets[0]!.name, orvado, targets, settlement };
+}
+
 async function startLeg(upstreamUrl: string, kafka?: KafkaSettings): Promise<OrvadoLeg | null> {
   const child = await tryStartOrvado(upstreamUrl, SPREAD_ACCOUNTS, log, { kafka });
-  if (!child) return null;
-  const settlement = await watchSettlement(child.info);
-  const targets = orvadoTargets(child.info);
-  return { name: targets[0]!.name, child, targets, settlement };
+  return child ? legOf(child) : null;
 }
 
 /** The Kafka leg, or null and why not (printed under the table as well). */
@@ -193,9 +213,35 @@ async function startKafkaLeg(upstreamUrl: string): Promise<{ leg: OrvadoLeg | nu
   return { leg, note: leg ? `${ORVADO_ON_KAFKA}: ${describeKafka(kafka.settings)}` : `${ORVADO_ON_KAFKA}: skipped, it did not start (bench/results/orvado-kafka.log)` };
 }
 
+/** start:cluster's topology, or null and why not: it needs Kafka and HAProxy (printed under the table as well). */
+async function startClusterLeg(upstreamUrl: string): Promise<{ leg: OrvadoLeg | null; note: string }> {
+  if (!legWanted(ORVADO_CLUSTER)) return { leg: null, note: `${ORVADO_CLUSTER}: not selected (BENCH_ORVADO, BENCH_TARGETS)` };
+  const skip = (reason: string) => {
+    log(`${ORVADO_CLUSTER} leg skipped: ${reason}`);
+    return { leg: null, note: `${ORVADO_CLUSTER}: skipped, ${reason}` };
+  };
+  const kafka = await benchKafka();
+  if ("skipped" in kafka) return skip(kafka.skipped);
+  const noBalancer = clusterMissing();
+  if (noBalancer) return skip(noBalancer);
+  try {
+    const orvado = await startOrvadoCluster({ modelsFile: writeBenchCatalog(upstreamUrl, 100_000), accounts: SPREAD_ACCOUNTS, kafka: kafka.settings });
+    try {
+      await smokeTest(orvadoTarget(orvado.info));
+    } catch (error) {
+      await orvado.stop();
+      throw error;
+    }
+    const note = `${ORVADO_CLUSTER}: 2 processes each of auth, billing, generation and edge (bundles), HAProxy in front of the edges; ${describeKafka(kafka.settings)}`;
+    return { leg: await legOf(orvado), note };
+  } catch (error) {
+    return skip(`it did not start (${(error as Error).message.split("\n")[0]}; bench/results/orvado-cluster.log)`);
+  }
+}
+
 async function stopLeg(leg: OrvadoLeg) {
   await leg.settlement.close();
-  await leg.child.stop();
+  await leg.orvado.stop();
 }
 
 async function main() {
@@ -210,6 +256,8 @@ async function main() {
     if (postgresLeg) legs.push(postgresLeg);
     const kafka = await startKafkaLeg(upstream.info.url);
     if (kafka.leg) legs.push(kafka.leg);
+    const cluster = await startClusterLeg(upstream.info.url);
+    if (cluster.leg) legs.push(cluster.leg);
     const targets = [directTarget(upstream.info.url), portkeyTarget(portkey.info.url, upstream.info.url), ...legs.flatMap((leg) => leg.targets)].filter((target) => selected(target.name));
     for (const target of targets) await smokeTest(target);
     log(`warming up ${targets.map((t) => t.name).join(", ")}`);
@@ -229,7 +277,7 @@ async function main() {
       stopped.add(leg);
     }
     const profile = PROFILE && postgresLeg ? await profilePass(upstream.info.url) : null;
-    const text = report(comparisons, outcomes, kafka.note);
+    const text = report(comparisons, outcomes, [kafka.note, cluster.note]);
     process.stdout.write(`\n${text}\nload average (1 min) at start ${fixed(loadAverageAtStart[0]!)}, at end ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n\n${profile ? formatHotSpots(profile) + "\n" : ""}`);
     const file = join(RESULTS_DIR, `bench-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
     // The load average says how much else ran on the machine meanwhile (a shared machine skews every figure).
@@ -239,9 +287,23 @@ async function main() {
     const postgresOutcome = outcomes.find((outcome) => outcome.leg === ORVADO);
     const kafkaOutcome = outcomes.find((outcome) => outcome.leg === ORVADO_ON_KAFKA);
     const kafkaJson = kafka.leg
-      ? { settings: { ...kafka.leg.child.info.kafka, acks: "all", idempotentProducer: true }, ratios: kafkaOutcome!.ratios, ledger: ledgerJson(kafkaOutcome) }
+      ? { settings: { ...kafka.leg.orvado.info.kafka, acks: "all", idempotentProducer: true }, ratios: kafkaOutcome!.ratios, ledger: ledgerJson(kafkaOutcome) }
       : { skipped: kafka.note };
-    const json = { when: new Date().toISOString(), machine, settings, comparisons, ratios: postgresOutcome?.ratios ?? null, orvadoLedger: ledgerJson(postgresOutcome) ?? null, kafka: kafkaJson, profile };
+    const clusterOutcome = outcomes.find((outcome) => outcome.leg === ORVADO_CLUSTER);
+    const clusterJson = cluster.leg
+      ? { topology: cluster.note, kafka: cluster.leg.orvado.info.kafka, ratios: clusterOutcome!.ratios, ledger: ledgerJson(clusterOutcome) }
+      : { skipped: cluster.note };
+    const json = {
+      when: new Date().toISOString(),
+      machine,
+      settings,
+      comparisons,
+      ratios: postgresOutcome?.ratios ?? null,
+      orvadoLedger: ledgerJson(postgresOutcome) ?? null,
+      kafka: kafkaJson,
+      cluster: clusterJson,
+      profile,
+    };
     writeFileSync(file, JSON.stringify(json, null, 2));
     log(`wrote ${file}`);
   } finally {

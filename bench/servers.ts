@@ -27,6 +27,8 @@ export interface OrvadoInfo {
   stream: "postgres" | "kafka";
   /** On Kafka: the brokers and the run's own topic and group prefix. */
   kafka?: KafkaSettings;
+  /** start:cluster's topology (bench/orvado-cluster.ts): edgeUrl is the balancer's. */
+  cluster?: boolean;
 }
 
 /** Starts a run with empty child logs (they are appended to during the run, by every child of that name). */
@@ -115,6 +117,17 @@ export interface OrvadoOptions {
   kafka?: KafkaSettings;
 }
 
+/**
+ * What every benchmarked Orvado is given besides its catalog: the fake upstream's
+ * key, leave to call an upstream on 127.0.0.1, and no per-account job limit (one
+ * account carries all of a run's connections).
+ */
+export const BENCH_SERVICE_ENV: Readonly<NodeJS.ProcessEnv> = {
+  BENCH_UPSTREAM_KEY: "sk-bench-not-a-real-key",
+  GENERATION_ALLOW_PRIVATE_UPSTREAMS: "true",
+  GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS: "0",
+};
+
 export async function startOrvado(options: OrvadoOptions): Promise<Child<OrvadoInfo>> {
   const profile = options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
   const child = await startReportingChild<OrvadoInfo>({
@@ -123,10 +136,7 @@ export async function startOrvado(options: OrvadoOptions): Promise<Child<OrvadoI
     args: [...profile, ...STACK_NODE_FLAGS, ...TSX, join(ROOT, "bench", "orvado-main.ts")],
     env: {
       ORVADO_MODELS_FILE: options.modelsFile,
-      BENCH_UPSTREAM_KEY: "sk-bench-not-a-real-key",
-      GENERATION_ALLOW_PRIVATE_UPSTREAMS: "true",
-      // One account carries all of a run's connections: no per-account job limit.
-      GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS: "0",
+      ...BENCH_SERVICE_ENV,
       ...(options.cpuProfileDir ? { BENCH_PARENT_DELETES_DATA: "1" } : {}),
       ...kafkaEnv(options.kafka),
       ...options.env,

@@ -25,12 +25,14 @@ export function portkeyTarget(portkeyUrl: string, upstreamUrl: string): Target {
   };
 }
 
-/** The name of the Postgres-log leg's single-account target; the Kafka leg's is ORVADO_ON_KAFKA. */
+/** The name of the Postgres-log leg's single-account target; the Kafka leg's is ORVADO_ON_KAFKA, start:cluster's ORVADO_CLUSTER. */
 export const ORVADO = "Orvado";
 export const ORVADO_ON_KAFKA = "Orvado on Kafka";
+export const ORVADO_CLUSTER = "Orvado cluster";
 
-/** A leg's targets are named after the stream its Orvado uses. */
-export function orvadoLegName(info: Pick<OrvadoInfo, "kafka">): string {
+/** A leg's targets are named after its topology and the stream its Orvado uses. */
+export function orvadoLegName(info: Pick<OrvadoInfo, "kafka" | "cluster">): string {
+  if (info.cluster) return ORVADO_CLUSTER;
   return info.kafka ? ORVADO_ON_KAFKA : ORVADO;
 }
 
