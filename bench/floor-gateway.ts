@@ -1,7 +1,8 @@
 // `node --import tsx bench/floor-gateway.ts --upstream URL --database URL --data-dir DIR`:
 // the least a gateway in Orvado's place can do per image request, for `npm run bench:floor`.
 // It has no auth, no prices, no validation, no logs: only node:http both ways and, on
-// /durable, the durable steps ARCHITECTURE.md puts on the answer's path, in its order.
+// /durable, the durable steps on the answer's path, in Orvado's order
+// (docs/architecture.md#what-waits-for-the-disk).
 //
 //   POST /forward/v1/images/generations  the request to the upstream, its answer back
 //   POST /durable/v1/images/generations  a hold row committed before the upstream call

@@ -1,4 +1,4 @@
-// `npm run bench:floor`: how much latency the durable steps ARCHITECTURE.md puts on an
+// `npm run bench:floor`: how much latency the durable steps on an
 // image answer's path cost at one connection, against what Portkey adds in all. Beside
 // direct, Portkey and Orvado it drives bench/floor-gateway.ts, a gateway that does
 // nothing but node:http both ways ("floor: forward") and then only those durable steps

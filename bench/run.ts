@@ -135,7 +135,7 @@ function settlementLines(comparisons: Comparison[], outcome: LegOutcome): string
   const { charges } = outcome;
   lines.push(
     `${outcome.leg} ledger: ${charges.charged} charged, ${charges.notCharged} not charged, ${charges.pending} pending; ${outcome.answered200} answers 200 counted ` +
-      "(incl. smoke and warm-up; requests still in flight when a timed run stops finish and are charged too, spec 3)",
+      "(incl. smoke and warm-up; requests still in flight when a timed run stops finish and are charged too, docs/api.md#how-long-a-call-takes)",
   );
   return lines;
 }

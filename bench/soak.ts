@@ -9,7 +9,7 @@
 // are spread over this many funded accounts; 1 = one customer), SOAK_RAMP_MS (default
 // 10,000: the requests start evenly over this time, so the listen backlog is not
 // flooded), SOAK_UPSTREAM ("simulator" (default) or "bench": bench/upstream-main.ts),
-// SOAK_RESPONSE_FORMAT ("url", the spec's default, or "b64_json"),
+// SOAK_RESPONSE_FORMAT ("url", the default, or "b64_json"),
 // BENCH_DB_SERVER.
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
@@ -27,7 +27,7 @@ const LATENCY_MS = Number(process.env.SOAK_LATENCY_MS ?? 30_000);
 const ACCOUNTS = Number(process.env.SOAK_ACCOUNTS ?? 100);
 const RAMP_MS = Number(process.env.SOAK_RAMP_MS ?? 10_000);
 const UPSTREAM = process.env.SOAK_UPSTREAM ?? "simulator";
-// The spec's default answer is a link; b64_json makes every held request also hold its image.
+// The default answer is a link (docs/api.md#success-200); b64_json makes every held request also hold its image.
 const RESPONSE_FORMAT = process.env.SOAK_RESPONSE_FORMAT ?? "url";
 const RSS_TARGET_BYTES = 2 * 1024 ** 3;
 const started = Date.now();

@@ -3,7 +3,7 @@ import { ErrorCode } from "@orvado/proto";
 import { codeText, errorBody, httpStatusFor } from "./errors.ts";
 
 describe("error codes", () => {
-  it("map the spec's statuses", () => {
+  it("map the documented statuses", () => {
     expect(httpStatusFor(ErrorCode.INVALID_SIZE)).toBe(400);
     expect(httpStatusFor(ErrorCode.MISSING_API_KEY)).toBe(401);
     expect(httpStatusFor(ErrorCode.INSUFFICIENT_USER_QUOTA)).toBe(403);
@@ -15,7 +15,7 @@ describe("error codes", () => {
       if (typeof value === "number") expect(httpStatusFor(value)).toBeGreaterThanOrEqual(400);
     }
   });
-  it("build the spec's body with the request id at the end", () => {
+  it("build the documented body with the request id at the end", () => {
     expect(errorBody(ErrorCode.INSUFFICIENT_USER_QUOTA, "Not enough balance", "req_x")).toEqual({
       error: { message: "Not enough balance (request id: req_x)", type: "gateway_error", code: "insufficient_user_quota" },
     });

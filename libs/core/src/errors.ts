@@ -53,7 +53,7 @@ export interface ErrorBody {
   error: { message: string; type: "gateway_error"; code: string };
 }
 
-/** The spec's error body (2.6), its message ending with the request id. */
+/** The error body (docs/api.md#the-error-body), its message ending with the request id. */
 export function errorBody(code: ErrorCode, message: string, requestId: string): ErrorBody {
   return {
     error: { message: `${message} (request id: ${requestId})`, type: "gateway_error", code: codeText(code) },

@@ -20,7 +20,7 @@ export function randomBase64url(count: number): string {
 }
 
 // Request ids are the only thing that guards the unauthenticated cost lookup,
-// so they carry 128 random bits (the spec's floor is 96).
+// so they carry 128 random bits (docs/api.md#the-cost-record; 96 would already be beyond guessing).
 export function newRequestId(): string {
   return `req_${randomBase64url(16)}`;
 }

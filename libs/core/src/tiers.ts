@@ -1,6 +1,6 @@
 import { Tier } from "@orvado/proto";
 
-// The three size tiers of spec 2.3, by the names people read ("1K", "2K", "4K").
+// The three size tiers of docs/api.md#sizes-and-tiers, by the names people read ("1K", "2K", "4K").
 export const TIER_NAMES = ["1K", "2K", "4K"] as const;
 export type TierName = (typeof TIER_NAMES)[number];
 

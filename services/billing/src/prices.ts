@@ -3,7 +3,7 @@ import { z } from "zod";
 import { TIER_NAMES, usdToMicros, type TierName } from "@orvado/core";
 import type { Db, Queryable } from "@orvado/db";
 
-// The price table: model x tier, flat USD per image (spec 2.3). The operator's
+// The price table: model x tier, flat USD per image (docs/api.md#sizes-and-tiers). The operator's
 // file seeds prices the table does not have yet; after that prices change only
 // through setPrice (CLI, admin console), which records every change. A change
 // applies to reservations made after it: a hold keeps the unit price it took.

@@ -21,7 +21,7 @@ import { metricsRoutes } from "./routes/metrics.ts";
 import { openApiRoutes } from "./openapi/routes.ts";
 import { refuseIllFormedText } from "./well-formed-text.ts";
 
-/** Fastify's own refusals (bad JSON, size, media type) in the spec's error shape. */
+/** Fastify's own refusals (bad JSON, size, media type) in the error shape of docs/api.md#the-error-body. */
 function codeForFrameworkError(error: FastifyError): ErrorCode | null {
   if (error.statusCode === 413) return ErrorCode.BODY_TOO_LARGE;
   if (error.statusCode === 415) return ErrorCode.UNSUPPORTED_MEDIA_TYPE;
@@ -50,7 +50,7 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
     ...serverTimeBounds(config),
     return503OnClosing: true,
     trustProxy: balancerHop(config.trustedProxies),
-    // What Fastify and Node refuse before any route or hook, in the spec's error shape too.
+    // What Fastify and Node refuse before any route or hook, in the same error shape too.
     frameworkErrors: sendRoutingError,
     clientErrorHandler: sendClientError,
   });
@@ -60,7 +60,7 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   const billing = internalClient(BillingService, config.billingUrls, config.internalSecret);
   const generation = internalClient(GenerationService, config.generationUrls, config.internalSecret);
 
-  // Every response, success or error, carries the request id (spec 2.5); x-request-id is what SDKs read.
+  // Every response, success or error, carries the request id (docs/api.md#headers); x-request-id is what SDKs read.
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-gateway-request-id", request.id).header("x-request-id", request.id);
   });

@@ -82,7 +82,7 @@ function checkTextPart(part: Extract<Multipart, { type: "field" }>, fields: Map<
   return null;
 }
 
-/** The plugin's own refusals (limits, a broken body) in the spec's terms. */
+/** The plugin's own refusals (limits, a broken body) in the error shape of docs/api.md#the-error-body. */
 function uploadError(error: unknown, limits: EditUploadLimits): UploadRead {
   const code = (error as { code?: string }).code;
   if (code === "FST_REQ_FILE_TOO_LARGE") return fail(ErrorCode.BODY_TOO_LARGE, `A file is larger than ${limits.maxFileBytes} bytes, the most one file of an edit may be`);

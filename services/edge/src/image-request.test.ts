@@ -3,7 +3,7 @@ import { ErrorCode, ResponseFormat } from "@orvado/proto";
 import { checkImageRequestBody } from "./image-request.ts";
 
 describe("checkImageRequestBody", () => {
-  it("accepts the spec's fields and defaults response_format to url", () => {
+  it("accepts the documented fields and defaults response_format to url", () => {
     const check = checkImageRequestBody({ model: "beta", prompt: "a cat", size: "1024x1024", n: 1, quality: "high" });
     expect(check).toEqual({
       ok: true,

@@ -1,12 +1,12 @@
 import { ErrorCode, ResponseFormat } from "@orvado/proto";
 import { IMAGE_COUNT_CEILING } from "@orvado/core";
 
-// The JSON shape of spec 2.1 and the OpenAI fields real clients send beside it
+// The JSON shape of docs/api.md#request-body and the OpenAI fields real clients send beside it
 // (docs/api.md, "Request fields"): which fields exist, their types and closed value
 // sets. What the values mean for a model (sizes, tiers, n's range, whether its
 // providers take background or moderation) is generation's to judge.
 
-/** The OpenAI fields beyond the spec that every image call takes (generations, and edits alike). */
+/** The OpenAI fields beyond the core interface (docs/api.md#request-body) that every image call takes (generations, and edits alike). */
 export interface OutputFields {
   /** The client's id for its own end user; "" when absent. */
   user: string;

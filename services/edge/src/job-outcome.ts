@@ -5,7 +5,7 @@ import { sendError } from "./reply.ts";
 
 // The call that runs a job. If it breaks (generation restarted, the connection
 // cut), the job may still have finished and been charged, so the answer must not
-// invite a blind retry (spec 7's retry rule): 502 job_outcome_unknown with
+// invite a blind retry (the retry rule, docs/api.md#retrying): 502 job_outcome_unknown with
 // x-should-retry: false, pointing at a lookup that tells what happened. That is
 // said only when a job may really exist: a call that never reached generation,
 // or that generation refused before its handler ran, says so instead.

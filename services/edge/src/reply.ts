@@ -6,7 +6,7 @@ import { errorBody, httpStatusFor, newRequestId } from "@orvado/core";
 import { refusedRequestWasHead } from "./request-starts.ts";
 
 /**
- * Every error leaves through here: the spec's body (2.6) with the status of its code.
+ * Every error leaves through here: the body of docs/api.md#the-error-body with the status of its code.
  * `requestId` is this request's own id, except for an idempotent retry, which answers as its original.
  */
 export function sendError(request: FastifyRequest, reply: FastifyReply, code: ErrorCode, message: string, requestId = request.id) {

@@ -59,7 +59,7 @@ describe("requests the HTTP parser refuses", () => {
     expect(body).toBe("");
   });
 
-  it("answers a GET refused the same way with the spec's error body and its request id", async () => {
+  it("answers a GET refused the same way with the documented error body and its request id", async () => {
     const { head, body } = headAndBody(await exchange(split("GET")));
     expect(head).toMatch(/^HTTP\/1\.1 431 /);
     const requestId = /\r\nX-Request-Id: (req_[A-Za-z0-9_-]+)/i.exec(head)?.[1];

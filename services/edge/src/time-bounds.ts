@@ -6,7 +6,7 @@ import type { EdgeConfig } from "./config.ts";
 // byte until its body has arrived (its parser stops watching a request once the
 // message is complete), so it never cuts a response, however long a job runs;
 // headersTimeout may not exceed it. A connection past either bound gets 408 in the
-// spec's error shape (reply.ts, sendClientError) and is closed. Fastify's own
+// error shape of docs/api.md#the-error-body (reply.ts, sendClientError) and is closed. Fastify's own
 // defaults turn requestTimeout off, which let a stalled or trickled body hold a
 // socket for ever.
 

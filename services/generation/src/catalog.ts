@@ -4,7 +4,7 @@ import { TIER_NAMES, tierFromName } from "@orvado/core";
 import type { Tier } from "@orvado/proto";
 import { channelCanEdit } from "./providers/edit-support.ts";
 
-// The model catalog: public model ids (spec 2.2), their family, the tiers they offer and
+// The model catalog: public model ids (docs/api.md#models-and-families), their family, the tiers they offer and
 // the channels that serve them, from the operator's models file (docs/providers.md).
 // A channel names the environment variable holding its key, never the key itself.
 

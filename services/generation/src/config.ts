@@ -18,7 +18,7 @@ export interface GenerationConfig {
   /** How often files whose links expired are deleted (file-sweeper.ts). */
   sweepIntervalMs: number;
   urlTtlSeconds: number;
-  /** Spec 4.1 rule 5: a job is given up after 10 minutes. */
+  /** A job is given up after 10 minutes at most (docs/api.md#how-long-a-call-takes). */
   jobTimeoutMs: number;
   maxImagesPerRequest: number;
   kafka: KafkaSettings;

@@ -4,7 +4,7 @@ import { findExpiredImages, markImageDeleted } from "./job-store.ts";
 import { pruneIdempotencyKeys } from "./idempotency.ts";
 import type { ImageStore } from "./storage/store.ts";
 
-// Images are not long-term hosting (spec 2.4): once an image's link has expired
+// Images are not long-term hosting (docs/api.md#image-links): once an image's link has expired
 // its file is deleted from the store (disk or bucket) and its row marked, so the
 // job lookup answers 410 instead of a link to nothing. Expired Idempotency-Keys
 // are pruned on the same beat. Deleting is idempotent, so replicas may overlap.

@@ -93,7 +93,7 @@ afterAll(async () => {
 });
 
 describe("requestFingerprint", () => {
-  it("treats the spec's defaults as the values they stand for", () => {
+  it("treats the documented defaults as the values they stand for", () => {
     const explicit = request({ size: "1024x1024", n: 1, responseFormat: ResponseFormat.URL, quality: "HIGH" });
     const implicit = request({ size: " 1024X1024 ", quality: "high" });
     expect(requestFingerprint(request({ size: undefined, quality: "high" }))).toBe(requestFingerprint(explicit));

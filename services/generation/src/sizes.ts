@@ -1,6 +1,6 @@
 import { Tier } from "@orvado/proto";
 
-// Spec 2.3: the tier is set by the longest side; `auto` is 1K; 1k/2k/4k are squares.
+// docs/api.md#sizes-and-tiers: the tier is set by the longest side; `auto` is 1K; 1k/2k/4k are squares.
 
 export const MIN_SIDE_PX = 64;
 export const MAX_SIDE_PX = 4096;

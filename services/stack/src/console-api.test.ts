@@ -78,7 +78,7 @@ describe("session", () => {
     expect(response.headers.getSetCookie().find((line) => line.startsWith("orvado_session="))).toMatch(/; Secure/);
   });
 
-  it("refuses a wrong password and an unknown email alike, and bad input in the spec's shape", async () => {
+  it("refuses a wrong password and an unknown email alike, and bad input in the documented error shape", async () => {
     const browser = new ConsoleBrowser(stack.edgeUrl);
     const wrong = await browser.signIn(TEST_ADMIN.email, "not-the-password");
     const unknown = await browser.signIn("nobody@example.test", "not-the-password");

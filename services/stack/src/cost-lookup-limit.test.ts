@@ -42,7 +42,7 @@ describe("the public cost lookup (HTTP)", () => {
     for (const line of lines) expect(line).not.toMatch(/"stack"|\n\s+at /);
   });
 
-  it(`answers 429 in the spec's shape with Retry-After past ${LIMIT} lookups per address, even when they arrive at once`, async () => {
+  it(`answers 429 in the documented error shape with Retry-After past ${LIMIT} lookups per address, even when they arrive at once`, async () => {
     // One lookup was counted above; of 20 parallel ones, LIMIT - 1 are answered.
     const answers = await Promise.all(Array.from({ length: 20 }, (_, n) => lookUp(unknownId(100 + n))));
     const statuses = answers.map((answer) => answer.status).sort();

@@ -5,7 +5,7 @@ import { runOrvado, startTestStack, type TestStack } from "./harness.ts";
 
 // Fair share over real HTTP (issue G item 6): the per-account concurrent-job limit and
 // the per-key requests-per-minute limit, set with the real `orvado` CLI, answered as
-// 429 in the spec's error shape with Retry-After, holding and charging nothing.
+// 429 in the documented error shape with Retry-After, holding and charging nothing.
 // With PostgreSQL (TEST_DATABASE_URL) two whole stacks, every service twice, share
 // one database, as replicas do, and the limit holds across them; on in-memory PGlite
 // (which one process owns) both names point at the one stack.

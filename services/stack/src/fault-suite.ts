@@ -105,7 +105,7 @@ export function describeFaultInjection(options: FaultSuiteOptions): void {
       ...(replicated && { replicas: { auth: 2, billing: 2, generation: 2, edge: 2 } }),
       env: {
         ...kafkaEnv,
-        // Short enough that the sweepers finish inside the test, longer than a job (the rule of ARCHITECTURE.md).
+        // Short enough that the sweepers finish inside the test, longer than a job (the hold-expiry rule of docs/architecture.md#the-money-model).
         GENERATION_JOB_TIMEOUT_MS: "5000",
         BILLING_HOLD_TTL_MS: "8000",
         BILLING_SWEEP_INTERVAL_MS: "500",

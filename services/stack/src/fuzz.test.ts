@@ -12,7 +12,7 @@ import { INTEGER_EDGES, Random, illFormedText, prototypeName, type FuzzCase, typ
 // Hostile input against a real running edge (issue E, item 5; issue G, item 13):
 // malformed and odd requests from a seeded generator, to /v1 and, with live
 // sessions of a user and the admin, to the console API (fuzz-console-cases.ts).
-// The hostile values are in fuzz-support.ts and listed in docs/reliability.md. Every answer must be a 4xx in the spec's error
+// The hostile values are in fuzz-support.ts and listed in docs/reliability.md. Every answer must be a 4xx in the documented error
 // shape (2.6) with an x-request-id, never a 5xx or a dropped connection, and nothing
 // may be charged. Each case carries at least one defect that makes it invalid, so a
 // 200 is always a bug. FUZZ_COUNT sets the number of cases, FUZZ_SEED replays a run.
@@ -262,7 +262,7 @@ function judge(fuzz: FuzzCase, answer: Answer): string | null {
     return "the body is not JSON";
   }
   const error = parsed.error;
-  if (!error || error.type !== "gateway_error") return "not the spec's error shape";
+  if (!error || error.type !== "gateway_error") return "not the error shape of docs/api.md";
   if (typeof error.code !== "string" || error.code === "") return "no error code";
   const idInMessage = typeof error.message === "string" ? REQUEST_ID_IN_MESSAGE.exec(error.message)?.[1] : undefined;
   if (idInMessage !== headerId) return "the message does not end with the request id of the header";

@@ -182,7 +182,7 @@ describe("the generation path", () => {
     expect((await post({ prompt: "no model" })).status).toBe(401);
   });
 
-  it("validates the request with 400s in the spec's shape", async () => {
+  it("validates the request with 400s in the documented error shape", async () => {
     const { key } = await newFundedKey(1n);
     const cases: Array<[unknown, string]> = [
       [{ prompt: "x" }, "missing_field"],
@@ -222,7 +222,7 @@ describe("the generation path", () => {
     expect(models.data.every((model) => model.owned_by === "orvado-sandbox")).toBe(true);
   });
 
-  it("answers unknown routes, unknown costs and keyless edits in the spec's error shape with a request id", async () => {
+  it("answers unknown routes, unknown costs and keyless edits in the documented error shape with a request id", async () => {
     const missingRoute = await fetch(`${stack.edgeUrl}/v1/nothing-here`);
     expect(missingRoute.status).toBe(404);
     expect((await json(missingRoute)).error).toMatchObject({ type: "gateway_error", code: "not_found" });

@@ -7,7 +7,7 @@ import { signedIn, type ConsoleBrowser } from "./console-browser.ts";
 // Values that once went through the edge's checks and broke further in (issue G,
 // items 1 and 2), over real HTTP against the whole stack: the names of
 // Object.prototype's members in every string field, numbers past the uint32 on the
-// wire, and text with unpaired surrogates. Each must be a 400 in the spec's error
+// wire, and text with unpaired surrogates. Each must be a 400 in the documented error
 // shape, with nothing held or charged, on /v1 and on the console's playground alike.
 
 const PROTOTYPE_NAMES = ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf", "CONSTRUCTOR", "__PROTO__", "ToString", "isPrototypeOf"];

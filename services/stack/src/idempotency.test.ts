@@ -160,7 +160,7 @@ describe("GET /v1/images/generations/<request id>", () => {
     expect((await fetch(`${stack.edgeUrl}/v1/images/generations/${requestId}`)).status).toBe(401);
   });
 
-  it("returns a b64_json result as a link, and a failure in the spec's error shape", async () => {
+  it("returns a b64_json result as a link, and a failure in the documented error shape", async () => {
     const { key } = await newFundedKey();
     const b64 = await post(key, { model: "beta", prompt: "inline", response_format: "b64_json" });
     const stored = await json(await lookup(key, b64.headers.get("x-request-id")!));

@@ -217,7 +217,7 @@ describe("edits refused", () => {
     expect(edits).toEqual({ "alpha-2.5-flare": true, "alpha-2.5-sunburst": true, "beta-pro": false, "beta-2.1": false, beta: false, "beta-2-lite": false });
   });
 
-  it("refuses bad uploads with 400 (413 for bytes) in the spec's error shape, charging nothing", async () => {
+  it("refuses bad uploads with 400 (413 for bytes) in the documented error shape, charging nothing", async () => {
     const { accountId, key } = await newFundedKey(5n);
     const before = await available(accountId);
     const good = pngBlob(await solidPng(32, 32, [100, 100, 100]));

@@ -101,7 +101,7 @@ describe("GET /v1/models/{id} (models.retrieve)", () => {
     expect(model).toEqual(listed);
   });
 
-  it("is a 404 in the spec's error shape for an unknown id, Object.prototype's names included", async () => {
+  it("is a 404 in the documented error shape for an unknown id, Object.prototype's names included", async () => {
     const { key } = await newUser();
     await expect(sdk(key).models.retrieve("no-such-model")).rejects.toMatchObject({ status: 404 });
     for (const id of ["constructor", "__proto__", "toString"]) {

@@ -5,7 +5,7 @@ import { internalClient } from "@orvado/rpc";
 import { startTestStack, type TestStack } from "./harness.ts";
 
 // The edge's time bounds over raw TCP sockets (net.connect) to its HTTP server:
-// a request whose headers or body stall or trickle is answered 408 in the spec's
+// a request whose headers or body stall or trickle is answered 408 in the documented
 // error shape and closed, an idle keep-alive connection is closed, and a job that
 // runs far longer than the request bound still answers. The stack runs with small
 // bounds (EDGE_REQUEST_TIMEOUT_MS=300, EDGE_KEEP_ALIVE_TIMEOUT_MS=300); the tests

@@ -51,7 +51,7 @@ export function relative(iso) {
 
 export const plural = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
 
-/** The size tier of a request size (spec 2.3): by the longest side; 1k/2k/4k name the tier; auto is 1K. */
+/** The size tier of a request size (docs/api.md#sizes-and-tiers): by the longest side; 1k/2k/4k name the tier; auto is 1K. */
 export function tierOf(size) {
   const text = String(size || "1024x1024").trim().toLowerCase();
   if (text === "auto") return "1K";

@@ -99,7 +99,7 @@ describe("the console's static files", () => {
     expect(again.status).toBe(304);
   });
 
-  it("answers a missing file and an unknown API path with a 404 in the spec's error shape", async () => {
+  it("answers a missing file and an unknown API path with a 404 in the documented error shape", async () => {
     for (const path of ["/console/nope.js", "/console/..%2f..%2fpackage.json", "/console/api/nope", "/console/api"]) {
       const response = await fetch(base + path);
       expect(response.status, path).toBe(404);

@@ -224,7 +224,7 @@ const paths: Record<string, Json> = {
     post: {
       operationId: "createImage",
       tags: ["images"],
-      summary: "Create images from a prompt (spec 4.1); synchronous, up to 10 minutes",
+      summary: "Create images from a prompt; synchronous, up to 10 minutes",
       security: [{ bearer: [] }],
       parameters: [{ name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", pattern: "^[\\x21-\\x7E]{1,255}$" }, description: "A retry with the same key and body answers as the original (24 h)" }],
       requestBody: { required: true, content: { "application/json": { schema: ref("ImageGenerationRequest") } } },
@@ -282,7 +282,7 @@ const paths: Record<string, Json> = {
     get: {
       operationId: "getCost",
       tags: ["cost"],
-      summary: "The cost record of a request (spec 4.2); no key needed, limited per client address",
+      summary: "The cost record of a request; no key needed, limited per client address",
       parameters: [{ name: "request_id", in: "path", required: true, schema: { type: "string" } }],
       responses: { "200": json(ref("CostRecord"), "The cost record"), ...errors(ErrorCode.NOT_FOUND, ErrorCode.TOO_MANY_ATTEMPTS, ...ANY_ROUTE) },
     },

@@ -34,7 +34,7 @@ export function costJson(cost: CostRecord) {
 }
 
 /**
- * GET /api/cost/request/<id> (spec 4.2). Unauthenticated: ids carry 128 random bits,
+ * GET /api/cost/request/<id> (docs/api.md#the-cost-record). Unauthenticated: ids carry 128 random bits,
  * and billing counts each well-formed lookup against the client's address (429 past
  * its limit), so the lookup is no free oracle for guessing them.
  */

@@ -9,7 +9,7 @@ import { jobOutcomeOrUnknown } from "../job-outcome.ts";
 
 // What a generation and an edit share once their bodies are read: the Idempotency-Key
 // header, the CreateImage call (billing, capacity, failover happen in generation) and the
-// answer. No abort signal is passed on purpose: a client that leaves does not cancel its job (spec 3).
+// answer. No abort signal is passed on purpose: a client that leaves does not cancel its job (docs/api.md#how-long-a-call-takes).
 
 export interface ImageJobDeps {
   generation: Client<typeof GenerationService>;

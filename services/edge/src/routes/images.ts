@@ -6,7 +6,7 @@ import { checkImageRequestBody } from "../image-request.ts";
 import type { KeyChecker } from "../key-check.ts";
 import { idempotencyKeyOf, runImageJob } from "./image-job.ts";
 
-/** POST /v1/images/generations (spec 4.1): key check, then Idempotency-Key, then shape, then the job. */
+/** POST /v1/images/generations (docs/api.md#creating-images): key check, then Idempotency-Key, then shape, then the job. */
 export function imageRoutes(app: FastifyInstance, deps: { keys: KeyChecker; generation: Client<typeof GenerationService>; publicUrl?: string }) {
   app.post("/v1/images/generations", async (request, reply) => {
     const key = await deps.keys.check(request.headers.authorization);

@@ -1,7 +1,7 @@
 import sharp from "sharp";
 
 // Upstreams deliver the nearest size they support; the client asked for an exact one
-// (spec 2.3: the aspect ratio follows the width and height given). The real pixels are
+// (docs/api.md#sizes-and-tiers: the aspect ratio follows the width and height given). The real pixels are
 // read, and anything else is resized to cover the requested box and centre-cropped.
 
 export interface FittedImage {

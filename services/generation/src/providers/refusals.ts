@@ -1,8 +1,8 @@
 import type { UpstreamProvider } from "../catalog.ts";
 
 // How each upstream says "I will not draw this". A refusal is final: it is never
-// retried on another channel and the client is told not to retry (spec 7: 502,
-// async_image_failed). Everything else that goes wrong is a failure and may fail over.
+// retried on another channel and the client is told not to retry (502
+// async_image_failed with x-should-retry: false, docs/api.md#retrying). Everything else that goes wrong is a failure and may fail over.
 
 type Json = Record<string, unknown>;
 const asObject = (value: unknown): Json => (value !== null && typeof value === "object" ? (value as Json) : {});

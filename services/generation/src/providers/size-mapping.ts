@@ -1,4 +1,4 @@
-// What each upstream family accepts for a requested size (spec 2.3 tiers, already parsed
+// What each upstream family accepts for a requested size (tiers as in docs/api.md#sizes-and-tiers, already parsed
 // by sizes.ts), keeping the requested aspect ratio as closely as the upstream allows.
 // Whatever comes back is then cut to exactly the requested size by fit.ts.
 
@@ -29,7 +29,7 @@ const ratioValue = (ratio: string) => {
   return a! / b!;
 };
 
-/** Spec 2.3's tier as the resolution class most upstreams name: 1K, 2K or 4K by the longest side. */
+/** The tier (docs/api.md#sizes-and-tiers) as the resolution class most upstreams name: 1K, 2K or 4K by the longest side. */
 export function resolutionFor(requested: Requested): Resolution {
   const longest = Math.max(requested.width, requested.height);
   if (longest < 1800) return "1K";

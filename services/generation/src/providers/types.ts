@@ -12,7 +12,7 @@ export interface UpstreamRequest {
   width: number;
   height: number;
   n: number;
-  /** Spec 2.1: only alpha models take a quality; undefined for beta. */
+  /** Only alpha models take a quality (docs/api.md#quality); undefined for beta. */
   quality: string | undefined;
   /** An image edit's input images and mask, sent through generateImage's prompt; absent for a generation. */
   edit?: EditInputs;

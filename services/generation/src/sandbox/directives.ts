@@ -3,7 +3,7 @@
 
 export type SandboxDirective = { kind: "refuse" } | { kind: "fail" } | { kind: "delay"; ms: number };
 
-/** The spec's 10-minute per-job ceiling: a longer sandbox delay could only ever time out. */
+/** The 10-minute per-job ceiling (docs/api.md#how-long-a-call-takes): a longer sandbox delay could only ever time out. */
 export const MAX_SANDBOX_DELAY_MS = 600_000;
 
 // Only well-formed directives match; anything else, such as `[sandbox:delay=abc]`,

@@ -5,7 +5,7 @@ import { Code, ConnectError } from "@orvado/rpc";
 import { refusal } from "@orvado/core";
 import { sendRefusal } from "../../reply.ts";
 
-// How the console API says no: every refusal leaves in the spec's error shape
+// How the console API says no: every refusal leaves in the error shape of docs/api.md#the-error-body
 // through sendRefusal, whether it was thrown here, refused by a service, or a bad input.
 
 /** A refusal thrown from a console handler; the scope's error handler answers it. */
@@ -62,7 +62,7 @@ export function consoleErrorHandler(error: FastifyError | Error, request: Fastif
   throw error;
 }
 
-/** zod's first issue as the spec's error: which field, and what is wrong with it. */
+/** zod's first issue as the documented error: which field, and what is wrong with it. */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, where: "body" | "query" = "body"): z.infer<S> {
   const parsed = schema.safeParse(input ?? {});
   if (parsed.success) return parsed.data;

@@ -52,7 +52,7 @@ export const RefusalSchema: GenMessage<Refusal> = /*@__PURE__*/
 
 /**
  * ErrorCode is the one list of reasons a request is refused. Its lower-case
- * name without the prefix is the `code` of the spec's error body; libs/core
+ * name without the prefix is the `code` of the error body (docs/api.md#the-error-body); libs/core
  * maps each value to its HTTP status in one place.
  *
  * @generated from enum orvado.v1.ErrorCode
@@ -249,7 +249,7 @@ export const ErrorCodeSchema: GenEnum<ErrorCode> = /*@__PURE__*/
   enumDesc(file_orvado_v1_common, 0);
 
 /**
- * Tier is the size tier of spec 2.3, set by the longest side of the image.
+ * Tier is the size tier of docs/api.md#sizes-and-tiers, set by the longest side of the image.
  *
  * @generated from enum orvado.v1.Tier
  */

@@ -619,7 +619,7 @@ export type JobDetail = Message<"orvado.v1.JobDetail"> & {
   status: string;
 
   /**
-   * As stored for a failed job: the spec's error code and its message.
+   * As stored for a failed job: the error code and message of docs/api.md#error-codes.
    *
    * @generated from field: string error_code = 5;
    */
