@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
  * checkout's `data/` as `npm start` keeps them (or under BENCH_DATA_DIR), not
  * under the system's temp directory: on this machine creating a file under /tmp
  * costs about 1.2 ms against 0.18 ms under the checkout, same disk and file
- * system (docs/performance.md, "The machine"), which measured /tmp, not Orvado.
+ * system (docs/performance.md#the-machine), which measured /tmp, not Orvado.
  */
 export function benchDataDir(prefix: string): string {
   const root = process.env.BENCH_DATA_DIR ?? fileURLToPath(new URL("../data/bench/", import.meta.url));

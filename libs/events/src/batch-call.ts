@@ -6,7 +6,7 @@ import type { DeliveredMessage, SubscribeOptions } from "./types.ts";
  * batch in one statement and one commit, so under load larger batches carry more
  * captures per commit: with 128 concurrent requests, 500 gave 3,697-4,100
  * reserve+capture pairs/s against 3,038-3,118 with 100, and a capture lagged its
- * request by 220 ms instead of 600 (bench:ledger, alternating; docs/performance.md).
+ * request by 220 ms instead of 600 (bench:ledger, alternating; docs/performance.md#measured-design-choices).
  */
 export const MAX_BATCH_MESSAGES = 500;
 

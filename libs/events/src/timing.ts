@@ -35,7 +35,7 @@ export class Alarm {
  * answer, so no client waits for it; a cost record reads `pending` that much
  * longer. Each round is several statements and wake-ups on the cores the next
  * requests need: against 10 ms, 100 ms took 12–15% off the one-connection p50
- * and added 5–9% at 100 connections (docs/performance.md, seventh session).
+ * and added 5–9% at 100 connections (docs/performance.md#measured-design-choices).
  */
 export const DEFAULT_LINGER_MS = 100;
 

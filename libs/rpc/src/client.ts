@@ -27,7 +27,7 @@ export function replicaUrls(urls: string | readonly string[]): string[] {
  * one message and calls the method. A job's CreateImage call is open for the
  * whole generation (10-70 s): in the soak, generation's heap with 10,000 jobs
  * open fell from 892 to 584 MB and the peak RSS of the four services from
- * 1,977-2,066 to 1,566 MiB (docs/performance.md).
+ * 1,977-2,066 to 1,566 MiB (docs/performance.md#measured-design-choices).
  */
 export function internalClient<T extends DescService>(service: T, urls: string | readonly string[], secret: string): Client<T> {
   const interceptors = [sendSecret(secret)];

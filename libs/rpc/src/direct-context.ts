@@ -4,7 +4,7 @@ import { Code, ConnectError, createContextValues, type ContextValues, type Handl
 // The handler's side of an in-process unary call (direct-transport.ts). Connect's
 // createHandlerContext makes two AbortControllers per call and links listeners
 // between them and the caller's signal: about a third of an in-process call's CPU
-// (docs/performance.md, twelfth session), while no handler of ours reads
+// (docs/performance.md#measured-design-choices), while no handler of ours reads
 // `context.signal`. Here the signal is made only when a handler reads it, and
 // the call watches its deadline and its caller itself.
 

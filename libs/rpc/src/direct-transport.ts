@@ -17,7 +17,7 @@ import { directCallContext, UNWATCHED_SIGNAL } from "./direct-context.ts";
 // instead of as bytes. Connect's router transport encodes each message, runs the
 // call through the whole HTTP-shaped handler pipeline (streams, abort signals,
 // a DOMException per finished call) and decodes it again: about 12% of the
-// one-process stack's CPU at 100 connections (docs/performance.md). Here the
+// one-process stack's CPU at 100 connections (docs/performance.md#measured-design-choices). Here the
 // caller's and the server's interceptors run as before, the handler gets a
 // HandlerContext, errors keep their code, message and metadata, and deadlines
 // hold; each side still gets its own deep copy (`clone`), so a handler never

@@ -34,7 +34,7 @@ const RESERVE_HOLDS = reserveStatement("reserve_holds");
 /**
  * One hold through billing.reserve_hold, as the batch's fallback does: for a batch
  * of one, checking that it fits and then writing it set by set costs PostgreSQL more
- * than the loop (0.76-0.79 against 0.59 ms a call at one connection, docs/performance.md).
+ * than the loop (0.76-0.79 against 0.59 ms a call at one connection, docs/performance.md#measured-design-choices).
  */
 const RESERVE_EACH = reserveStatement("reserve_holds_each");
 

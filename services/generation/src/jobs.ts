@@ -47,7 +47,7 @@ const refused = (value: Refusal): CreateImageReply => ({ result: { case: "refusa
 // Billing answers the reservations that arrive while one of its statements runs in
 // the next statement (reserve_holds), so calls in flight cost it no connections; the
 // gate only bounds a burst's queue in billing. At 64 it held back 100 connections:
-// c=100 gave 678–895 req/s against 911–942 with no gate that low (docs/performance.md).
+// c=100 gave 678–895 req/s against 911–942 with no gate that low (docs/performance.md#measured-design-choices).
 const RESERVE_CALLS_IN_FLIGHT = 256;
 
 export class JobRunner {

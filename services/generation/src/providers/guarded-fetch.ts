@@ -64,7 +64,7 @@ async function fetchAnswer(url: URL, request: PinnedInit, init: RequestInit | un
  * address, through node:http like pinned-fetch. A job waits on this call for
  * as long as the upstream takes; node:http holds about 11 kB of heap per call in
  * flight where fetch (undici) holds about 32 kB, and costs about a third of the
- * CPU per call (docs/performance.md). Bodies node:http cannot send as they are
+ * CPU per call (docs/performance.md#measured-design-choices). Bodies node:http cannot send as they are
  * (form data, blobs, streams) still go through fetch.
  */
 async function trustedFetch(url: URL, request: PinnedInit, init: RequestInit | undefined): Promise<Answer> {

@@ -4,7 +4,7 @@ import { newSegmentName } from "./segment-record.ts";
 
 // One segment file being written by this process: records go in at offsets
 // handed out in order, and their flushes to disk are shared. A new file with its
-// own fsync cost 0.3–0.8 ms of CPU per image at 100 connections (docs/performance.md);
+// own fsync cost 0.3–0.8 ms of CPU per image at 100 connections (docs/performance.md#measured-design-choices);
 // one fdatasync now covers every record written before it started.
 
 export interface SegmentLimits {
