@@ -1,6 +1,6 @@
 // The console's entry: find out who is signed in, then show the page the address names.
-import { render } from "/console/vendor/preact.mjs";
-import { useEffect, useRef, useState } from "/console/vendor/hooks.mjs";
+import { render } from "./vendor/preact.mjs";
+import { useEffect, useRef, useState } from "./vendor/hooks.mjs";
 import { html } from "./lib/html.js";
 import { del, get, setCsrfToken, whenSignedOut } from "./lib/api.js";
 import { interceptLinks, navigate, usePath } from "./lib/router.js";
@@ -44,7 +44,7 @@ function routeFor(path, account) {
 function App() {
   const path = usePath();
   // undefined: still asking the server; null: signed out; object: the signed-in account.
-  const [account, setAccount] = useState(undefined);
+  const [account, setAccount] = useState(/** @type {import("./lib/answers.js").AccountJson | null | undefined} */ (undefined));
   const returnTo = useRef("/");
 
   const signedIn = ({ account: who, csrfToken }) => {
@@ -93,4 +93,4 @@ function App() {
 }
 
 interceptLinks();
-render(html`<${App} />`, document.getElementById("app"));
+render(html`<${App} />`, /** @type {HTMLElement} */ (document.getElementById("app")));

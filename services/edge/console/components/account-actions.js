@@ -1,6 +1,6 @@
 // What an admin does to one account: top it up, adjust its balance by a signed amount,
 // set its limits. Used by the accounts list and by the account's own page.
-import { useState } from "/console/vendor/hooks.mjs";
+import { useState } from "../vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 import { post, put } from "../lib/api.js";
 import { usd } from "../lib/format.js";
@@ -13,7 +13,7 @@ const SIGNED_MONEY = /^-?\d{1,12}(\.\d{1,6})?$/;
 /** Runs a form's action with busy and error state; returns whether it succeeded. */
 export function useAction() {
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {any} */ (null)); // what was thrown: an ApiError, or any Error
   const run = async (action) => {
     setBusy(true);
     setError(null);

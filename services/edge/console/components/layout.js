@@ -1,5 +1,5 @@
 // The frame around every signed-in page: the left navigation and the account menu.
-import { useEffect, useRef, useState } from "/console/vendor/hooks.mjs";
+import { useEffect, useRef, useState } from "../vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 
 const ICONS = {
@@ -31,6 +31,7 @@ function Brand() {
 
 function AccountMenu({ account, onSignOut }) {
   const [open, setOpen] = useState(false);
+  /** @type {import("../vendor/preact.mjs").RefObject<HTMLElement>} */
   const menu = useRef(null);
   useEffect(() => {
     if (!open) return;

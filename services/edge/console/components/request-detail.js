@@ -34,6 +34,7 @@ function Images({ job }) {
 }
 
 export function RequestDetail({ requestId, apiPath, onClose }) {
+  /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").RequestDetailAnswer>} */
   const { data, error } = useLoad(() => get(apiPath), [apiPath]);
   return html`<${Card}
     class="detail-panel"

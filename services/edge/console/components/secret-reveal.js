@@ -1,5 +1,5 @@
 // The new key's secret, shown exactly once, with a copy button.
-import { useRef, useState } from "/console/vendor/hooks.mjs";
+import { useRef, useState } from "../vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 
 async function copyText(text, input) {
@@ -14,8 +14,9 @@ async function copyText(text, input) {
 }
 
 export function SecretReveal({ name, secret, onDone }) {
+  /** @type {import("../vendor/preact.mjs").RefObject<HTMLInputElement>} */
   const input = useRef(null);
-  const [copied, setCopied] = useState(null);
+  const [copied, setCopied] = useState(/** @type {boolean | null} */ (null));
   const copy = async () => setCopied(await copyText(secret, input.current));
   return html`<section class="card reveal" aria-live="polite">
     <div class="card-header">

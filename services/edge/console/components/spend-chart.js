@@ -14,7 +14,9 @@ export function yAxis(tallestMicros, floor = 10_000) {
   const target = Math.max(tallestMicros, floor);
   const magnitude = 10 ** Math.floor(Math.log10(target));
   const step = [1, 2, 5, 10].find((candidate) => candidate * magnitude >= target);
-  return { max: step * magnitude, ticks: step === 2 ? 4 : 5 };
+  // 10 × magnitude always reaches the target, so find() never comes back empty.
+  const chosen = step ?? 10;
+  return { max: chosen * magnitude, ticks: chosen === 2 ? 4 : 5 };
 }
 
 const dollars = (micros) => usd(microsText(Math.round(micros)));

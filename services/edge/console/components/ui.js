@@ -1,15 +1,21 @@
 // Small building blocks every page uses: cards, headers, alerts, badges, fields, dialogs, loading.
-import { useCallback, useEffect, useRef, useState } from "/console/vendor/hooks.mjs";
+import { useCallback, useEffect, useRef, useState } from "../vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 
 /**
  * Loads data once (and again on reload() or when deps change); keeps the last good data while
  * reloading. `loading` stays true until the data answers the current deps, so a page never shows
  * old data under a new heading.
+ * @template T
+ * @param {() => Promise<T>} load
+ * @param {unknown[]} [deps]
+ * @returns {import("../lib/answers.js").Loaded<T>}
  */
 export function useLoad(load, deps = []) {
   const depsKey = JSON.stringify(deps);
-  const [state, setState] = useState({ data: null, error: null, loading: true, key: undefined });
+  /** @type {{ data: T | null, error: any, loading: boolean, key: string | undefined }} */
+  const initial = { data: null, error: null, loading: true, key: undefined };
+  const [state, setState] = useState(initial);
   const generation = useRef(0);
   const reload = useCallback(() => {
     const mine = ++generation.current;
@@ -88,11 +94,12 @@ export function Field({ label, hint, error, children, class: extra = "" }) {
 
 /** A modal dialog; Escape and the backdrop close it. */
 export function Modal({ title, onClose, children, footer }) {
+  /** @type {import("../vendor/preact.mjs").RefObject<HTMLDivElement>} */
   const panel = useRef(null);
   useEffect(() => {
     const onKey = (event) => event.key === "Escape" && onClose();
     document.addEventListener("keydown", onKey);
-    panel.current?.querySelector("input, textarea, select, button.primary, button")?.focus();
+    panel.current?.querySelector(/** @type {"input"} */ ("input, textarea, select, button.primary, button"))?.focus();
     return () => document.removeEventListener("keydown", onKey);
   }, []);
   return html`<div class="modal-backdrop" onClick=${(event) => event.target === event.currentTarget && onClose()}>
@@ -107,7 +114,7 @@ export function Modal({ title, onClose, children, footer }) {
 /** Asks before something that cannot be undone; shows the error if the action fails. */
 export function ConfirmDialog({ title, children, confirmLabel, danger = true, onConfirm, onClose }) {
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {any} */ (null));
   const confirm = async () => {
     setBusy(true);
     setError(null);

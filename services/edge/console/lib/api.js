@@ -1,10 +1,17 @@
 // The one way the console talks to /console/api: JSON in and out, the CSRF token on every
 // state-changing call, and a 401 (other than wrong credentials) sends the user back to sign-in.
 
+/** @type {string | null} */
 let csrfToken = null;
 let onSignedOut = () => {};
 
 export class ApiError extends Error {
+  /**
+   * @param {number} status the HTTP status, 0 when the server could not be reached
+   * @param {string} code the API's error code (docs/console.md), or http_<status>
+   * @param {string} message
+   * @param {number | null} retryAfterSeconds
+   */
   constructor(status, code, message, retryAfterSeconds) {
     super(message);
     this.status = status;
@@ -13,16 +20,19 @@ export class ApiError extends Error {
   }
 }
 
+/** @param {string | null} token */
 export function setCsrfToken(token) {
   csrfToken = token;
 }
 
+/** @param {() => void} handler */
 export function whenSignedOut(handler) {
   onSignedOut = handler;
 }
 
 const SAFE_METHODS = new Set(["GET", "HEAD"]);
 
+/** @param {Response} response */
 async function errorFrom(response) {
   const body = await response.json().catch(() => null);
   const code = body?.error?.code ?? "http_" + response.status;
@@ -39,7 +49,15 @@ async function refreshCsrfToken() {
   return true;
 }
 
+/**
+ * The answer's JSON, typed `any`: the caller names its type from lib/answers.js.
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ * @returns {Promise<any>}
+ */
 export async function api(method, path, body, { retried = false } = {}) {
+  /** @type {Record<string, string>} */
   const headers = { accept: "application/json" };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (!SAFE_METHODS.has(method) && csrfToken) headers["x-csrf-token"] = csrfToken;
@@ -65,12 +83,17 @@ export async function api(method, path, body, { retried = false } = {}) {
   return response.json();
 }
 
+/** @param {string} path */
 export const get = (path) => api("GET", path);
+/** @param {string} path @param {unknown} [body] */
 export const post = (path, body = {}) => api("POST", path, body);
+/** @param {string} path @param {unknown} body */
 export const put = (path, body) => api("PUT", path, body);
+/** @param {string} path */
 export const del = (path) => api("DELETE", path);
 
 /** A query string from the filled-in fields only. */
+/** @param {Record<string, string | number | null | undefined>} params */
 export function query(params) {
   const search = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) {

@@ -1,5 +1,5 @@
 // htm bound to preact: components are written as tagged templates, no build step.
-import { h } from "/console/vendor/preact.mjs";
-import htm from "/console/vendor/htm.mjs";
+import { h } from "../vendor/preact.mjs";
+import htm from "../vendor/htm.mjs";
 
 export const html = htm.bind(h);

@@ -1,5 +1,5 @@
 // Pages live under /console/<page>; the server answers every such path with index.html.
-import { useEffect, useState } from "/console/vendor/hooks.mjs";
+import { useEffect, useState } from "../vendor/hooks.mjs";
 
 const BASE = "/console";
 const listeners = new Set();
@@ -35,7 +35,8 @@ export function usePath() {
 export function interceptLinks() {
   document.addEventListener("click", (event) => {
     if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
-    const link = event.target.closest?.("a[href]");
+    // The target may be a text node or the document, which have no closest().
+    const link = /** @type {HTMLAnchorElement | null} */ (event.target instanceof Element ? event.target.closest("a[href]") : null);
     if (!link || link.target || link.hasAttribute("download")) return;
     const url = new URL(link.href, location.href);
     if (url.origin !== location.origin || !url.pathname.startsWith(BASE) || url.pathname.startsWith(BASE + "/api")) return;

@@ -1,5 +1,5 @@
 // Account: who is signed in, and changing the password (other sessions are signed out by the server).
-import { useState } from "/console/vendor/hooks.mjs";
+import { useState } from "../vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 import { post } from "../lib/api.js";
 import { Alert, Card, DetailList, Field, PageHeader } from "../components/ui.js";
@@ -9,7 +9,7 @@ const MIN_LENGTH = 8; // the auth service's minimum
 function ChangePassword({ onChanged }) {
   const [form, setForm] = useState({ current: "", next: "", repeat: "" });
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {any} */ (null)); // what was thrown: an ApiError, or any Error
   const [done, setDone] = useState(false);
   const set = (name) => (event) => setForm({ ...form, [name]: event.target.value });
   const mismatch = form.repeat && form.next !== form.repeat ? "The two new passwords differ" : null;
@@ -26,7 +26,7 @@ function ChangePassword({ onChanged }) {
       setForm({ current: "", next: "", repeat: "" });
       setDone(true);
       onChanged?.();
-    } catch (failure) {
+    } catch (/** @type {any} */ failure) {
       setError(failure.code === "invalid_credentials" ? "The current password is not right." : failure.message);
     }
     setBusy(false);

@@ -1,6 +1,6 @@
 // Admin › an account: its balance, keys, ledger statement and usage, with the admin's actions on it
 // (top-up, signed adjustment, limits, disable or enable).
-import { useState } from "/console/vendor/hooks.mjs";
+import { useState } from "../vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 import { get, post } from "../lib/api.js";
 import { dateTime, relative, shortDate, usd } from "../lib/format.js";
@@ -41,6 +41,7 @@ function KeysCard({ keys }) {
 }
 
 function StatementCard({ accountId, version }) {
+  /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").StatementAnswer>} */
   const { data, error } = useLoad(() => get(`/admin/accounts/${encodeURIComponent(accountId)}/statement?days=30`), [accountId, version]);
   return html`<${Card} title="Ledger statement" subtitle=${data ? `Last ${data.days} days · opening ${usd(data.openingBalanceUsd)} · closing ${usd(data.closingBalanceUsd)}` : " "}>
     <${ErrorAlert} error=${error} />
@@ -67,6 +68,7 @@ function StatementCard({ accountId, version }) {
 }
 
 function UsageCard({ accountId }) {
+  /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").UsagePage>} */
   const { data, error } = useLoad(() => get(`/admin/accounts/${encodeURIComponent(accountId)}/usage?limit=25`), [accountId]);
   const [selected, setSelected] = useState(null);
   return html`<div class=${selected ? "split" : ""}>
@@ -86,8 +88,9 @@ function UsageCard({ accountId }) {
 }
 
 export function AccountSection({ accountId, self }) {
+  /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").AdminAccountDetail>} */
   const page = useLoad(() => get(`/admin/accounts/${encodeURIComponent(accountId)}`), [accountId]);
-  const [dialog, setDialog] = useState(null);
+  const [dialog, setDialog] = useState(/** @type {"topup" | "adjust" | "limits" | "toggle" | null} */ (null));
   // Bumped after every change, so the statement reads the new entries.
   const [version, setVersion] = useState(0);
   const changed = () => {

@@ -1,6 +1,6 @@
 // Admin › Channels: each model's channels with their circuit breaker, slots in use, and over a
 // recent window the jobs that succeeded or failed on them and how long they took.
-import { useState } from "/console/vendor/hooks.mjs";
+import { useState } from "../vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 import { get } from "../lib/api.js";
 import { duration, percent } from "../lib/format.js";
@@ -15,6 +15,7 @@ const STATE_KIND = { closed: "success", "half-open": "warning", open: "danger" }
 
 export function ChannelsSection() {
   const [hours, setHours] = useState(24);
+  /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").ChannelsAnswer>} */
   const { data, error, reload } = useLoad(() => get(`/admin/channels?hours=${hours}`), [hours]);
   return html`<div class="toolbar">
       <label class="muted small page-size">

@@ -1,6 +1,6 @@
 // Admin › Overview: requests, spend and money paid in across every account, per day, with the
 // accounts and models that spent most and the share of requests that ended without a charge.
-import { useState } from "/console/vendor/hooks.mjs";
+import { useState } from "../vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 import { get } from "../lib/api.js";
 import { percent, plural, textMicros, usd } from "../lib/format.js";
@@ -39,6 +39,7 @@ const moneyDays = (days, field) => days.map((day) => ({ date: day.date, usd: day
 
 export function OverviewSection() {
   const [days, setDays] = useState(30);
+  /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").OverviewAnswer>} */
   const { data, error } = useLoad(() => get(`/admin/overview?days=${days}&top=10`), [days]);
   const picker = html`<label class="muted small page-size">
     Window

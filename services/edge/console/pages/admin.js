@@ -1,10 +1,13 @@
 // Admin (role admin only): the overview, accounts and their balances, one account's page,
 // channel health, the price table, models and their channels.
-import { useState } from "/console/vendor/hooks.mjs";
+import { useState } from "../vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 import { get, post, put } from "../lib/api.js";
 import { dateTime, shortDate, usd } from "../lib/format.js";
 import { Alert, Badge, Card, ConfirmDialog, Empty, ErrorAlert, Field, Loading, PageHeader, useLoad } from "../components/ui.js";
+
+/** @typedef {import("../lib/answers.js").AdminAccountsAnswer["accounts"][number]} AdminAccountRow */
+/** @template T @typedef {import("../lib/answers.js").Loaded<T>} Loaded */
 import { LimitsDialog, MONEY, TopUpDialog, limitsText, useAction } from "../components/account-actions.js";
 import { OverviewSection } from "./admin-overview.js";
 import { ChannelsSection } from "./admin-channels.js";
@@ -30,14 +33,15 @@ function Tabs({ path }) {
 
 function CreateAccountForm({ onCreated }) {
   const [form, setForm] = useState({ email: "", password: "", role: "user" });
-  const [done, setDone] = useState(null);
+  const [done, setDone] = useState(/** @type {string | null} */ (null));
   const action = useAction();
   const set = (name) => (event) => setForm({ ...form, [name]: event.target.value });
   const submit = async (event) => {
     event.preventDefault();
+    /** @type {import("../lib/answers.js").AdminAccountAnswer | undefined} */
     let created;
     const ok = await action.run(async () => (created = await post("/admin/accounts", { ...form, email: form.email.trim() })));
-    if (!ok) return;
+    if (!ok || !created) return;
     setDone(created.account.email);
     setForm({ email: "", password: "", role: "user" });
     onCreated();
@@ -62,10 +66,11 @@ function CreateAccountForm({ onCreated }) {
 }
 
 function AccountsSection({ self }) {
+  /** @type {Loaded<import("../lib/answers.js").AdminAccountsAnswer>} */
   const accounts = useLoad(() => get("/admin/accounts"));
-  const [toppingUp, setToppingUp] = useState(null);
-  const [toggling, setToggling] = useState(null);
-  const [limiting, setLimiting] = useState(null);
+  const [toppingUp, setToppingUp] = useState(/** @type {AdminAccountRow | null} */ (null));
+  const [toggling, setToggling] = useState(/** @type {AdminAccountRow | null} */ (null));
+  const [limiting, setLimiting] = useState(/** @type {AdminAccountRow | null} */ (null));
   const list = accounts.data?.accounts ?? [];
   return html`<${CreateAccountForm} onCreated=${accounts.reload} />
     <${Card} title="Accounts" subtitle=${accounts.data ? `${list.length} account${list.length === 1 ? "" : "s"}` : ""}>
@@ -150,8 +155,9 @@ function PriceEditor({ price, onSaved, onCancel }) {
 }
 
 function PricesSection() {
+  /** @type {Loaded<import("../lib/answers.js").PricesAnswer>} */
   const prices = useLoad(() => get("/admin/prices"));
-  const [editing, setEditing] = useState(null);
+  const [editing, setEditing] = useState(/** @type {string | null} */ (null));
   const id = (price) => `${price.model}/${price.tier}`;
   if (prices.error) return html`<${ErrorAlert} error=${prices.error} />`;
   if (!prices.data) return html`<${Loading} />`;
@@ -203,6 +209,7 @@ function Health({ healthy }) {
 }
 
 function ModelsSection() {
+  /** @type {Loaded<import("../lib/answers.js").AdminModelsAnswer>} */
   const models = useLoad(() => get("/admin/models"));
   if (models.error) return html`<${ErrorAlert} error=${models.error} />`;
   if (!models.data) return html`<${Loading} />`;

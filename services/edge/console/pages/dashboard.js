@@ -15,6 +15,7 @@ function Stat({ label, value, hint, accent }) {
 }
 
 function BalanceCards() {
+  /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").BalanceAnswer>} */
   const { data, error } = useLoad(() => get("/balance"));
   if (error) return html`<${ErrorAlert} error=${error} />`;
   if (!data) return html`<div class="stats"><${Loading} /></div>`;
@@ -26,6 +27,7 @@ function BalanceCards() {
 }
 
 function SpendCard() {
+  /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").SpendAnswer>} */
   const { data, error } = useLoad(() => get("/spend?days=30"));
   const total = data ? data.days.reduce((sum, day) => sum + BigInt(day.micros), 0n) : 0n;
   // Only charged requests count as such; failed and expired ones are counted apart (never charged).
@@ -41,6 +43,7 @@ function SpendCard() {
 }
 
 function RecentCard() {
+  /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").UsagePage>} */
   const { data, error } = useLoad(() => get("/usage?limit=10"));
   return html`<${Card} title="Recent requests" actions=${html`<a class="button small" href="/console/usage">All usage →</a>`}>
     <${ErrorAlert} error=${error} />

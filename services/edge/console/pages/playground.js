@@ -1,5 +1,5 @@
 // Playground: try a model from the browser, billed to the account like any request (key "console").
-import { useEffect, useRef, useState } from "/console/vendor/hooks.mjs";
+import { useEffect, useRef, useState } from "../vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 import { get, post } from "../lib/api.js";
 import { microsText, textMicros, tierOf, usd } from "../lib/format.js";
@@ -69,26 +69,34 @@ function sizeFrom(form) {
   return form.preset === CUSTOM ? `${form.width}x${form.height}` : form.preset;
 }
 
+/**
+ * Whether the model has a price tier for the size (tierOf gives null for a size outside every tier).
+ * @param {{ tiers: readonly string[] }} model
+ * @param {string | null} tier
+ */
+const offersTier = (model, tier) => tier !== null && model.tiers.includes(tier);
+
 export function Playground() {
+  /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").ModelsAnswer>} */
   const models = useLoad(() => get("/models"));
   const [form, setForm] = useState({ prompt: "", model: "", preset: "1024x1024", width: "1280", height: "720", quality: "", format: "png", n: 1 });
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-  const [result, setResult] = useState(null);
+  const [error, setError] = useState(/** @type {any} */ (null)); // what was thrown: an ApiError, or any Error
+  const [result, setResult] = useState(/** @type {import("../lib/answers.js").PlaygroundAnswer | null} */ (null));
   const elapsed = useElapsed(busy);
 
   const list = models.data?.models ?? [];
   const model = list.find((entry) => entry.id === form.model) ?? list[0];
   const size = sizeFrom(form);
   const tier = tierOf(size);
-  const offered = model && tier && model.tiers.includes(tier);
+  const offered = model && tier && offersTier(model, tier);
   const price = offered ? model.prices?.[tier] : null;
   const isAlpha = model?.family === "alpha";
   const set = (name) => (event) => setForm({ ...form, [name]: event.target.value });
   // A preset size the new model has no tier for goes back to 1024x1024 (every model has 1K).
   const chooseModel = (event) => {
     const next = list.find((entry) => entry.id === event.target.value);
-    const keeps = form.preset === CUSTOM || (next && next.tiers.includes(tierOf(form.preset)));
+    const keeps = form.preset === CUSTOM || (next && offersTier(next, tierOf(form.preset)));
     setForm({ ...form, model: event.target.value, preset: keeps ? form.preset : "1024x1024" });
   };
 
@@ -128,7 +136,7 @@ export function Playground() {
               <select name="size" value=${form.preset} onChange=${set("preset")}>
                 ${PRESETS.map((preset) => {
                   // A size whose tier the model does not offer cannot be chosen for it.
-                  const missing = model && !model.tiers.includes(tierOf(preset.value));
+                  const missing = model && !offersTier(model, tierOf(preset.value));
                   return html`<option value=${preset.value} disabled=${missing}>${preset.label}${missing ? ` · no ${tierOf(preset.value)} tier` : ""}</option>`;
                 })}
                 <option value=${CUSTOM}>Custom…</option>

@@ -1,5 +1,5 @@
 // Sign-in: email and password; wrong credentials and too many attempts are answered on the form.
-import { useEffect, useState } from "/console/vendor/hooks.mjs";
+import { useEffect, useState } from "../vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 import { post } from "../lib/api.js";
 import { Alert, Field } from "../components/ui.js";
@@ -24,8 +24,8 @@ export function SignIn({ onSignedIn }) {
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-  const [blockedUntil, setBlockedUntil] = useState(null);
+  const [error, setError] = useState(/** @type {any} */ (null)); // what was thrown: an ApiError, or any Error
+  const [blockedUntil, setBlockedUntil] = useState(/** @type {number | null} */ (null));
   const secondsLeft = useCountdown(blockedUntil);
   const blocked = secondsLeft > 0;
 
@@ -35,7 +35,7 @@ export function SignIn({ onSignedIn }) {
     setError(null);
     try {
       onSignedIn(await post("/session", { email: email.trim(), password }));
-    } catch (failure) {
+    } catch (/** @type {any} */ failure) {
       if (failure.code === "too_many_attempts") setBlockedUntil(Date.now() + (failure.retryAfterSeconds ?? 60) * 1000);
       setError(failure);
       setBusy(false);

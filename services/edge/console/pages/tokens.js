@@ -1,5 +1,5 @@
 // Tokens: create API keys (secret shown once), see what each has spent, revoke them.
-import { useState } from "/console/vendor/hooks.mjs";
+import { useState } from "../vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 import { del, get, post } from "../lib/api.js";
 import { relative, shortDate, usd } from "../lib/format.js";
@@ -41,13 +41,14 @@ function ModelChoice({ models, chosen, onChange }) {
 }
 
 function CreateKeyForm({ onCreated }) {
+  /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").ModelsAnswer>} */
   const models = useLoad(() => get("/models"));
   const [name, setName] = useState("");
   const [limit, setLimit] = useState("");
   const [expiry, setExpiry] = useState("");
   const [chosen, setChosen] = useState([]);
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
+  const [error, setError] = useState(/** @type {any} */ (null)); // what was thrown: an ApiError, or any Error
   const limitError = limit && !MONEY.test(limit.trim()) ? "A dollar amount such as 5 or 12.50" : null;
 
   const submit = async (event) => {
@@ -137,9 +138,10 @@ function KeysTable({ keys, onRevoke }) {
 }
 
 export function Tokens() {
+  /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").KeysAnswer>} */
   const keys = useLoad(() => get("/keys"));
-  const [revealed, setRevealed] = useState(null);
-  const [revoking, setRevoking] = useState(null);
+  const [revealed, setRevealed] = useState(/** @type {{ name: string, secret: string } | null} */ (null));
+  const [revoking, setRevoking] = useState(/** @type {import("../lib/answers.js").KeyJson | null} */ (null));
 
   const created = (answer) => {
     setRevealed({ name: answer.key.name, secret: answer.secret });

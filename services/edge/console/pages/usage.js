@@ -1,5 +1,5 @@
 // Usage: every request with its cost, filtered by key, model, end user and dates, a page at a time, as CSV too.
-import { useState } from "/console/vendor/hooks.mjs";
+import { useState } from "../vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 import { get, query } from "../lib/api.js";
 import { Card, Empty, ErrorAlert, Field, Loading, PageHeader, useLoad } from "../components/ui.js";
@@ -22,7 +22,9 @@ export function usageFilters(form) {
 }
 
 function Filters({ form, onChange }) {
+  /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").KeysAnswer>} */
   const keys = useLoad(() => get("/keys"));
+  /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").ModelsAnswer>} */
   const models = useLoad(() => get("/models"));
   const set = (name) => (event) => onChange({ ...form, [name]: event.target.value });
   const filtered = form.keyId || form.model || form.user || form.from || form.to;
@@ -58,11 +60,12 @@ const EMPTY_FORM = { keyId: "", model: "", user: "", from: "", to: "" };
 export function Usage() {
   const [form, setForm] = useState(EMPTY_FORM);
   // Cursors of the pages before this one, so "Previous" can go back.
-  const [cursors, setCursors] = useState([]);
-  const [cursor, setCursor] = useState(null);
+  const [cursors, setCursors] = useState(/** @type {(string | null)[]} */ ([]));
+  const [cursor, setCursor] = useState(/** @type {string | null} */ (null));
   const [pageSize, setPageSize] = useState(25);
   const [selected, setSelected] = useState(null);
   const filters = usageFilters(form);
+  /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").UsagePage>} */
   const page = useLoad(() => get("/usage" + query({ ...filters, limit: pageSize, cursor })), [JSON.stringify(filters), pageSize, cursor]);
 
   const firstPage = () => {
@@ -79,7 +82,7 @@ export function Usage() {
   };
   const next = () => {
     setCursors([...cursors, cursor]);
-    setCursor(page.data.nextCursor);
+    setCursor(page.data?.nextCursor ?? null);
   };
   const previous = () => {
     setCursor(cursors[cursors.length - 1]);

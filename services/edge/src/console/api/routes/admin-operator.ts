@@ -9,6 +9,7 @@ import { queryInteger } from "../query-numbers.ts";
 import { costFilter, UsageQuery } from "../usage-query.ts";
 import { requestDetail } from "../request-detail.ts";
 import { sessionOf } from "../session.ts";
+import type { AdminAccountDetail, AdminBalanceAnswer, ChannelsAnswer, OverviewAnswer, RequestDetailAnswer, StatementAnswer, UsagePage } from "../answers.ts";
 
 // The operator's views (docs/console.md): the overview across every account, the
 // channels' health, and one account's page (balance, keys, statement, usage,
@@ -62,7 +63,7 @@ async function knownAccount(auth: ConsoleApiDeps["auth"], accountId: string): Pr
 export function adminOperatorRoutes(api: FastifyInstance, deps: ConsoleApiDeps) {
   const { auth, billing, generation } = deps;
 
-  api.get("/admin/overview", async (request) => {
+  api.get("/admin/overview", async (request): Promise<OverviewAnswer> => {
     const query = parseInput(OverviewQuery, request.query, "query");
     const [overview, { accounts }] = await Promise.all([billing.getOverview({ days: query.days, top: query.top }), auth.listAccounts({})]);
     const emails = new Map(accounts.map((account) => [account.accountId, account.email]));
@@ -104,7 +105,7 @@ export function adminOperatorRoutes(api: FastifyInstance, deps: ConsoleApiDeps) 
     };
   });
 
-  api.get("/admin/channels", async (request) => {
+  api.get("/admin/channels", async (request): Promise<ChannelsAnswer> => {
     const { hours } = parseInput(ChannelsQuery, request.query, "query");
     const stats = await generation.getChannelStats({ hours });
     return {
@@ -130,7 +131,7 @@ export function adminOperatorRoutes(api: FastifyInstance, deps: ConsoleApiDeps) 
     };
   });
 
-  api.get<{ Params: { id: string } }>("/admin/accounts/:id", async (request) => {
+  api.get<{ Params: { id: string } }>("/admin/accounts/:id", async (request): Promise<AdminAccountDetail> => {
     const account = await knownAccount(auth, request.params.id);
     const [{ balance }, { keys }] = await Promise.all([billing.getBalance({ accountId: account.accountId }), auth.listKeys({ accountId: account.accountId })]);
     const spend = keys.length === 0 ? { keys: [] } : await billing.getKeySpend({ accountId: account.accountId, keyIds: keys.map((key) => key.keyId) });
@@ -142,7 +143,7 @@ export function adminOperatorRoutes(api: FastifyInstance, deps: ConsoleApiDeps) 
     };
   });
 
-  api.get<{ Params: { id: string } }>("/admin/accounts/:id/statement", async (request) => {
+  api.get<{ Params: { id: string } }>("/admin/accounts/:id/statement", async (request): Promise<StatementAnswer> => {
     const { days } = parseInput(StatementQuery, request.query, "query");
     const account = await knownAccount(auth, request.params.id);
     const statement = await billing.getStatement({ accountId: account.accountId, fromUnixMs: BigInt(Date.now() - days * DAY_MS) });
@@ -161,7 +162,7 @@ export function adminOperatorRoutes(api: FastifyInstance, deps: ConsoleApiDeps) 
     return new Map(keys.map((key) => [key.keyId, key.name]));
   }
 
-  api.get<{ Params: { id: string } }>("/admin/accounts/:id/usage", async (request) => {
+  api.get<{ Params: { id: string } }>("/admin/accounts/:id/usage", async (request): Promise<UsagePage> => {
     const query = parseInput(UsageQuery, request.query, "query");
     const account = await knownAccount(auth, request.params.id);
     const filter = costFilter(account.accountId, query);
@@ -172,12 +173,12 @@ export function adminOperatorRoutes(api: FastifyInstance, deps: ConsoleApiDeps) 
     return { requests: page.records.map((cost) => usageRow(cost, names)), nextCursor: page.nextCursor || null };
   });
 
-  api.get<{ Params: { id: string; requestId: string } }>("/admin/accounts/:id/usage/:requestId", async (request) => {
+  api.get<{ Params: { id: string; requestId: string } }>("/admin/accounts/:id/usage/:requestId", async (request): Promise<RequestDetailAnswer> => {
     const account = await knownAccount(auth, request.params.id);
     return requestDetail(request, deps, account.accountId, request.params.requestId, await keyNames(account.accountId));
   });
 
-  api.post<{ Params: { id: string } }>("/admin/accounts/:id/adjust", async (request) => {
+  api.post<{ Params: { id: string } }>("/admin/accounts/:id/adjust", async (request): Promise<AdminBalanceAnswer> => {
     const body = parseInput(Adjustment, request.body);
     const account = await knownAccount(auth, request.params.id);
     const text = body.usd.trim();

@@ -6,6 +6,7 @@ import type { ConsoleApiDeps } from "../deps.ts";
 import { parseInput, refuse } from "../errors.ts";
 import { accountJson, balanceJson, iso, modelJson } from "../format.ts";
 import { sessionOf } from "../session.ts";
+import type { AdminAccountAnswer, AdminAccountsAnswer, AdminBalanceAnswer, AdminModelsAnswer, PriceSetAnswer, PricesAnswer } from "../answers.ts";
 
 const usd = z.string().refine((text) => usdToMicros(text) !== null, "must be a decimal USD amount such as \"10.00\"");
 const NewAccount = z.strictObject({ email: z.string().max(254), password: z.string().max(1024), role: z.enum(["user", "admin"]).default("user") });
@@ -46,7 +47,7 @@ const changeJson = (change: PriceChange) => ({
 
 /** /admin/*: accounts, top-ups, prices and channels. The scope's hook has already checked the admin role. */
 export function adminRoutes(api: FastifyInstance, { auth, billing, generation }: ConsoleApiDeps) {
-  api.get("/admin/accounts", async () => {
+  api.get("/admin/accounts", async (): Promise<AdminAccountsAnswer> => {
     const { accounts } = await auth.listAccounts({});
     const balances = await Promise.all(accounts.map((account) => billing.getBalance({ accountId: account.accountId })));
     return {
@@ -63,10 +64,10 @@ export function adminRoutes(api: FastifyInstance, { auth, billing, generation }:
     // An email already taken comes back as AlreadyExists: 409 account_exists.
     const { account } = await auth.createAccount({ email: body.email, password: body.password, role: body.role === "admin" ? Role.ADMIN : Role.USER });
     request.log.info({ accountId: account!.accountId, by: sessionOf(request).account.accountId }, "account created from the console");
-    return reply.code(201).send({ account: accountJson(account!) });
+    return reply.code(201).send({ account: accountJson(account!) } satisfies AdminAccountAnswer);
   });
 
-  api.post<{ Params: { id: string } }>("/admin/accounts/:id/topup", async (request) => {
+  api.post<{ Params: { id: string } }>("/admin/accounts/:id/topup", async (request): Promise<AdminBalanceAnswer> => {
     const body = parseInput(TopUp, request.body);
     // Auth first: money must not land on an account that does not exist (404).
     const { account } = await auth.getAccount({ accountId: request.params.id });
@@ -82,7 +83,7 @@ export function adminRoutes(api: FastifyInstance, { auth, billing, generation }:
   });
 
   for (const [action, disabled] of [["disable", true], ["enable", false]] as const) {
-    api.post<{ Params: { id: string } }>(`/admin/accounts/:id/${action}`, async (request) => {
+    api.post<{ Params: { id: string } }>(`/admin/accounts/:id/${action}`, async (request): Promise<AdminAccountAnswer> => {
       if (disabled && request.params.id === sessionOf(request).account.accountId) {
         throw refuse(ErrorCode.INVALID_REQUEST, "An admin cannot disable their own account");
       }
@@ -91,7 +92,7 @@ export function adminRoutes(api: FastifyInstance, { auth, billing, generation }:
     });
   }
 
-  api.put<{ Params: { id: string } }>("/admin/accounts/:id/limits", async (request) => {
+  api.put<{ Params: { id: string } }>("/admin/accounts/:id/limits", async (request): Promise<AdminAccountAnswer> => {
     const body = parseInput(Limits, request.body);
     const { account } = await auth.setAccountLimits({
       accountId: request.params.id,
@@ -101,12 +102,12 @@ export function adminRoutes(api: FastifyInstance, { auth, billing, generation }:
     return { account: accountJson(account!) };
   });
 
-  api.get("/admin/prices", async () => {
+  api.get("/admin/prices", async (): Promise<PricesAnswer> => {
     const [{ prices }, { changes }] = await Promise.all([billing.listPrices({}), billing.listPriceChanges({ limit: 200 })]);
     return { prices: prices.map(priceJson), changes: changes.map(changeJson) };
   });
 
-  api.put("/admin/prices", async (request) => {
+  api.put("/admin/prices", async (request): Promise<PriceSetAnswer> => {
     const body = parseInput(PriceUpdate, request.body);
     const answer = await billing.setPrice({
       model: body.model,
@@ -119,7 +120,7 @@ export function adminRoutes(api: FastifyInstance, { auth, billing, generation }:
     return { price: priceJson(answer.price!), change: changeJson(answer.change!) };
   });
 
-  api.get("/admin/models", async () => {
+  api.get("/admin/models", async (): Promise<AdminModelsAnswer> => {
     const { models } = await generation.listModels({});
     return {
       models: models.map((model) => ({

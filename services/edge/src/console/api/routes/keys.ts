@@ -6,6 +6,7 @@ import type { ConsoleApiDeps } from "../deps.ts";
 import { parseInput, refuse } from "../errors.ts";
 import { keyJson } from "../format.ts";
 import { sessionOf } from "../session.ts";
+import type { KeysAnswer, NewKeyAnswer } from "../answers.ts";
 
 const usd = z.string().refine((text) => usdToMicros(text) !== null, "must be a decimal USD amount such as \"5.00\"");
 const isoTime = z.string().refine((text) => parseSupportedTimestamp(text) !== null, `must be an ISO 8601 time ${TIMESTAMP_RANGE_TEXT}`);
@@ -35,7 +36,7 @@ export function keyRoutes(api: FastifyInstance, { auth, billing, generation }: C
     if (unknown !== undefined) throw refuse(ErrorCode.INVALID_FIELD, `models: ${JSON.stringify(unknown)} is not a model of this service`);
   }
 
-  api.get("/keys", async (request) => {
+  api.get("/keys", async (request): Promise<KeysAnswer> => {
     const accountId = sessionOf(request).account.accountId;
     const { keys } = await auth.listKeys({ accountId });
     return { keys: await withSpend(accountId, keys) };
@@ -54,7 +55,7 @@ export function keyRoutes(api: FastifyInstance, { auth, billing, generation }: C
       models,
     });
     const [key] = await withSpend(accountId, [created.key!]);
-    return reply.code(201).send({ key, secret: created.secret });
+    return reply.code(201).send({ key, secret: created.secret } satisfies NewKeyAnswer);
   });
 
   api.delete<{ Params: { id: string } }>("/keys/:id", async (request) => {

@@ -3,6 +3,7 @@ import { microsToUsd, tierName } from "@orvado/core";
 import { Tier, type Price } from "@orvado/proto";
 import { modelJson } from "../format.ts";
 import type { ConsoleApiDeps } from "../deps.ts";
+import type { ModelsAnswer } from "../answers.ts";
 
 /** model id → tier name → USD, from billing's price table. */
 export function pricesByModel(prices: Price[]) {
@@ -18,7 +19,7 @@ export function pricesByModel(prices: Price[]) {
 
 /** GET /models: the catalog (generation) with each tier's price (billing). */
 export function modelRoutes(api: FastifyInstance, { generation, billing }: ConsoleApiDeps) {
-  api.get("/models", async () => {
+  api.get("/models", async (): Promise<ModelsAnswer> => {
     const [{ models }, { prices }] = await Promise.all([generation.listModels({}), billing.listPrices({})]);
     const byModel = pricesByModel(prices);
     return {

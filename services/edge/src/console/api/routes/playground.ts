@@ -11,6 +11,7 @@ import { ownCost } from "../own-cost.ts";
 import { answerItem } from "../../../images-answer.ts";
 import { checkImageRequestBody } from "../../../image-request.ts";
 import { jobOutcomeOrUnknown } from "../../../job-outcome.ts";
+import type { PlaygroundAnswer } from "../answers.ts";
 
 // Which fields exist, and their types; the values then pass the same edge checks as
 // POST /v1/images/generations (checkImageRequestBody: n's range), and what they mean
@@ -58,11 +59,12 @@ export function playgroundRoutes(api: FastifyInstance, { generation, billing, au
     const base = publicUrl ?? `${request.protocol}://${request.host}`;
     const { createdUnix, data } = answer.result.value;
     const [cost, { keys }] = await Promise.all([ownCost(billing, accountId, request.id), auth.listKeys({ accountId })]);
-    return {
+    const images: PlaygroundAnswer = {
       created: Number(createdUnix),
       data: data.map((image) => answerItem(image, base)),
       requestId: request.id,
       cost: cost ? usageRow(cost, new Map(keys.map((key) => [key.keyId, key.name]))) : null,
     };
+    return images;
   });
 }

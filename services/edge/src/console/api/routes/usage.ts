@@ -6,6 +6,7 @@ import { csvLine, csvRow, USAGE_COLUMNS } from "../csv.ts";
 import { costFilter, UsageQuery } from "../usage-query.ts";
 import { sessionOf } from "../session.ts";
 import { requestDetail } from "../request-detail.ts";
+import type { RequestDetailAnswer, UsagePage } from "../answers.ts";
 
 /** The export reads pages of this size, and stops at this many rows so one call stays bounded. */
 const EXPORT_PAGE = 1000;
@@ -19,7 +20,7 @@ export function usageRoutes(api: FastifyInstance, deps: ConsoleApiDeps) {
     return new Map(keys.map((key) => [key.keyId, key.name]));
   }
 
-  api.get("/usage", async (request) => {
+  api.get("/usage", async (request): Promise<UsagePage> => {
     const query = parseInput(UsageQuery, request.query, "query");
     const accountId = sessionOf(request).account.accountId;
     const filter = costFilter(accountId, query);
@@ -50,7 +51,7 @@ export function usageRoutes(api: FastifyInstance, deps: ConsoleApiDeps) {
       .send(text);
   });
 
-  api.get<{ Params: { requestId: string } }>("/usage/:requestId", async (request) => {
+  api.get<{ Params: { requestId: string } }>("/usage/:requestId", async (request): Promise<RequestDetailAnswer> => {
     const accountId = sessionOf(request).account.accountId;
     return requestDetail(request, deps, accountId, request.params.requestId, await keyNames(accountId));
   });
