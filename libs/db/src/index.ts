@@ -1,4 +1,4 @@
 export * from "./db.ts";
 export { openDb, poolMaxFromEnv } from "./open.ts";
-export { migrate } from "./migrate.ts";
+export { functionDefinitions, migrate } from "./migrate.ts";
 export { prepareStatement } from "./pg-db.ts";

@@ -38,94 +38,123 @@ export function openPgDb(url: string, maxConnections = 20): Db {
   // An idle client losing its server is reported here; without a handler it would crash the process.
   pool.on("error", () => {});
   const root = wrap(pool);
-  // A few connections whose every commit skips the WAL-flush wait, so that a
-  // single non-durable statement is one round trip, not BEGIN + SET + it + COMMIT.
-  let relaxedPool: pg.Pool | null = null;
-  let relaxedRoot: Queryable | null = null;
-  function relaxed(): Queryable {
-    if (!relaxedRoot) {
-      relaxedPool = new pg.Pool({ connectionString: url, max: Math.min(RELAXED_POOL_MAX, maxConnections), types, options: "-c synchronous_commit=off" });
-      relaxedPool.on("error", () => {});
-      relaxedRoot = wrap(relaxedPool);
+  const relaxed = new RelaxedPool(url, Math.min(RELAXED_POOL_MAX, maxConnections));
+  const listener = new Listener(url);
+  return {
+    kind: "pg",
+    query: <R = Row>(sql: string, params?: unknown[], options?: TxOptions) => (options?.durable === false ? relaxed.root() : root).query<R>(sql, params),
+    exec: root.exec,
+    tx: (fn, options) => inTransaction(pool, fn, options),
+    listen: (channel, onPayload) => listener.listen(channel, onPayload),
+    async close() {
+      await listener.close();
+      await Promise.all([pool.end(), relaxed.end()]);
+    },
+  };
+}
+
+/**
+ * A few connections whose every commit skips the WAL-flush wait, opened on first
+ * use, so that a single non-durable statement is one round trip, not BEGIN + SET + it + COMMIT.
+ */
+class RelaxedPool {
+  private pool: pg.Pool | null = null;
+  private queryable: Queryable | null = null;
+
+  constructor(
+    private readonly url: string,
+    private readonly max: number,
+  ) {}
+
+  root(): Queryable {
+    if (!this.queryable) {
+      this.pool = new pg.Pool({ connectionString: this.url, max: this.max, types, options: "-c synchronous_commit=off" });
+      this.pool.on("error", () => {});
+      this.queryable = wrap(this.pool);
     }
-    return relaxedRoot;
+    return this.queryable;
   }
-  let listener: pg.Client | null = null;
-  const handlers = new Map<string, Set<(payload: string) => void>>();
 
-  let closed = false;
+  async end(): Promise<void> {
+    await this.pool?.end();
+  }
+}
 
-  async function listenerClient(): Promise<pg.Client> {
-    if (listener) return listener;
-    const client = new pg.Client({ connectionString: url, types });
+async function inTransaction<T>(pool: pg.Pool, fn: (q: Queryable) => Promise<T>, options?: TxOptions): Promise<T> {
+  const client = await pool.connect();
+  // The pool stops listening for errors on a client it has lent out; a
+  // backend terminated mid-transaction must fail this call, not crash the process.
+  const onError = () => {};
+  client.on("error", onError);
+  let broken: Error | undefined;
+  try {
+    // One round trip either way: the simple protocol takes both statements at once.
+    await client.query(options?.durable === false ? "BEGIN; SET LOCAL synchronous_commit TO OFF" : "BEGIN");
+    const result = await fn(wrap(client));
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    // If even ROLLBACK fails the connection is gone: hand it back as broken so the pool drops it.
+    await client.query("ROLLBACK").catch((rollbackError: Error) => (broken = rollbackError));
+    throw error;
+  } finally {
+    client.removeListener("error", onError);
+    client.release(broken);
+  }
+}
+
+/** One connection, opened on first use, that LISTENs on every channel a caller asked for. */
+class Listener {
+  private client: pg.Client | null = null;
+  private readonly handlers = new Map<string, Set<(payload: string) => void>>();
+  private closed = false;
+
+  constructor(private readonly url: string) {}
+
+  async listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
+    const client = await this.connected();
+    let set = this.handlers.get(channel);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(channel, set);
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    }
+    set.add(onPayload);
+    return async () => {
+      set.delete(onPayload);
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.client?.end().catch(() => {});
+  }
+
+  private async connected(): Promise<pg.Client> {
+    if (this.client) return this.client;
+    const client = new pg.Client({ connectionString: this.url, types });
     client.on("error", () => {
       // A lost listening connection (server restart, terminated backend) is
       // re-made with its channels; consumers poll meanwhile, so nothing is missed.
-      if (listener === client) listener = null;
+      if (this.client === client) this.client = null;
       client.end().catch(() => {});
-      if (!closed) setTimeout(() => void relisten(), 500).unref();
+      if (!this.closed) setTimeout(() => void this.relisten(), 500).unref();
     });
     client.on("notification", (message) => {
-      for (const handler of handlers.get(message.channel) ?? []) handler(message.payload ?? "");
+      for (const handler of this.handlers.get(message.channel) ?? []) handler(message.payload ?? "");
     });
     await client.connect();
-    listener = client;
+    this.client = client;
     return client;
   }
 
-  async function relisten(): Promise<void> {
-    if (closed || listener || handlers.size === 0) return;
+  private async relisten(): Promise<void> {
+    if (this.closed || this.client || this.handlers.size === 0) return;
     try {
-      const client = await listenerClient();
-      for (const channel of handlers.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      const client = await this.connected();
+      for (const channel of this.handlers.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
     } catch {
-      if (!closed) setTimeout(() => void relisten(), 1000).unref();
+      if (!this.closed) setTimeout(() => void this.relisten(), 1000).unref();
     }
   }
-
-  return {
-    kind: "pg",
-    query: <R = Row>(sql: string, params?: unknown[], options?: TxOptions) => (options?.durable === false ? relaxed() : root).query<R>(sql, params),
-    exec: root.exec,
-    async tx(fn, options) {
-      const client = await pool.connect();
-      // The pool stops listening for errors on a client it has lent out; a
-      // backend terminated mid-transaction must fail this call, not crash the process.
-      const onError = () => {};
-      client.on("error", onError);
-      let broken: Error | undefined;
-      try {
-        // One round trip either way: the simple protocol takes both statements at once.
-        await client.query(options?.durable === false ? "BEGIN; SET LOCAL synchronous_commit TO OFF" : "BEGIN");
-        const result = await fn(wrap(client));
-        await client.query("COMMIT");
-        return result;
-      } catch (error) {
-        // If even ROLLBACK fails the connection is gone: hand it back as broken so the pool drops it.
-        await client.query("ROLLBACK").catch((rollbackError: Error) => (broken = rollbackError));
-        throw error;
-      } finally {
-        client.removeListener("error", onError);
-        client.release(broken);
-      }
-    },
-    async listen(channel, onPayload) {
-      const client = await listenerClient();
-      let set = handlers.get(channel);
-      if (!set) {
-        set = new Set();
-        handlers.set(channel, set);
-        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-      }
-      set.add(onPayload);
-      return async () => {
-        set.delete(onPayload);
-      };
-    },
-    async close() {
-      closed = true;
-      await listener?.end().catch(() => {});
-      await Promise.all([pool.end(), relaxedPool?.end()]);
-    },
-  };
 }

@@ -23,10 +23,12 @@ export interface RunningBilling {
 }
 
 const MIGRATIONS = fileURLToPath(new URL("../migrations", import.meta.url));
+/** The current definition of each of the schema's SQL functions, one per file (re-applied at every start). */
+const FUNCTIONS = fileURLToPath(new URL("../sql/functions", import.meta.url));
 
 export async function startBilling(config: BillingConfig, deps: { db: Db; stream: EventStream; logger: Logger; onSettled?: SettlementObserver }): Promise<RunningBilling> {
   const { db, stream, logger } = deps;
-  await migrate(db, "billing", MIGRATIONS);
+  await migrate(db, "billing", MIGRATIONS, FUNCTIONS);
   await migrateOutbox(db, "billing");
   await seedPrices(db, loadPriceFile(config.pricesFile), basename(config.pricesFile));
   const relay = startOutboxRelay({ db, schema: "billing", stream, logger });

@@ -24,7 +24,7 @@ export async function appendEntry(q: Queryable, entry: LedgerEntry): Promise<boo
   return inserted.rowCount === 1;
 }
 
-/** Moves an account's balance and held amounts by the given deltas (billing.move_balance, migration 003). */
+/** Moves an account's balance and held amounts by the given deltas (billing.move_balance, sql/functions/move_balance.sql). */
 export async function moveBalance(q: Queryable, accountId: string, balanceDelta: bigint, heldDelta: bigint): Promise<void> {
   await q.query("SELECT billing.move_balance($1, $2, $3)", [accountId, balanceDelta, heldDelta]);
 }

@@ -29,7 +29,7 @@ const reserveStatement = (fn: string) =>
   prepareStatement(
     `SELECT * FROM billing.${fn}($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::int[], $9::timestamptz[], $10::bigint[], $11::text[], $12, $13::text[], $14::bytea[])`,
   );
-/** A batch's holds with one statement per table when they all fit (migration 007). */
+/** A batch's holds with one statement per table when they all fit (sql/functions/reserve_holds.sql). */
 const RESERVE_HOLDS = reserveStatement("reserve_holds");
 /**
  * One hold through billing.reserve_hold, as the batch's fallback does: for a batch
@@ -59,7 +59,7 @@ const knownPrices = new Map<string, bigint>();
  * Holds price x n against the account balance and the key's own limit in one
  * transaction, with both rows locked: parallel requests can never overdraw.
  * A repeated call for the same request id returns the hold it already made.
- * The steps run inside PostgreSQL as billing.reserve_hold (migration 003): one
+ * The steps run inside PostgreSQL as billing.reserve_hold (sql/functions/): one
  * round trip, so the account's row lock is held for microseconds, not a dozen
  * network round trips; concurrent reservations share that round trip (holdInDatabase).
  */
@@ -118,7 +118,7 @@ interface HoldCall {
 
 /**
  * Reservations of concurrent requests on one Db share a statement
- * (billing.reserve_holds, migration 004; SharedCalls): one round trip and one
+ * (billing.reserve_holds in sql/functions/; SharedCalls): one round trip and one
  * durable commit carry every hold that arrived while the previous call was in
  * flight, each decided exactly as alone, in account order.
  */

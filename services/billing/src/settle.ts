@@ -16,8 +16,8 @@ export type SettleResult = "applied" | "duplicate" | "unknown_request";
 
 /**
  * Settles one request: capture what was delivered (from its hold first), release
- * the rest. The steps run inside PostgreSQL as billing.settle_request (migration
- * 003) with the cost record locked: one round trip. Which settlements apply:
+ * the rest. The steps run inside PostgreSQL as billing.settle_request
+ * (sql/functions/settle_request.sql) with the cost record locked: one round trip. Which settlements apply:
  * anything to an unsettled record; afterwards only a completed over an earlier
  * failed or expiry, since the images were delivered.
  */
@@ -28,14 +28,14 @@ export async function settle(db: Db, requestId: string, settlement: Settlement):
 
 export interface RequestSettlement {
   requestId: string;
-  /** The account the event names: it only orders the batch (migration 006); what is charged comes from the cost record. */
+  /** The account the event names: it only orders the batch (sql/functions/settle_requests_each.sql); what is charged comes from the cost record. */
   accountId: string;
   settlement: Settlement;
 }
 
 /**
  * Settles many requests in one statement and one commit (billing.settle_requests,
- * migrations 005 and 006): each exactly as settle() would, taken in account order; several
+ * sql/functions/settle_requests.sql): each exactly as settle() would, taken in account order; several
  * for one request apply in the order given. Results come back in the order given.
  * If any one fails, none is applied and this throws.
  */

@@ -4,7 +4,7 @@ import type { Queryable } from "@orvado/db";
 
 // Fair share between tenants (docs/api.md, "Limits"): an account's concurrent jobs,
 // and requests per minute per account and per key. The counts live in PostgreSQL
-// (migrations/003_account_admission.sql) so several edge and generation replicas
+// (migrations/003_account_admission.sql, sql/functions/admit_job.sql) so several edge and generation replicas
 // enforce one limit. A refused request has held and charged nothing: admission
 // comes before the channel slot and the billing reservation.
 

@@ -10,7 +10,7 @@ import { readSharedStates, releaseSharedSlot, renewSharedSlots, takeSharedSlot, 
 // request refused for capacity holds and charges nothing.
 //
 // An upstream channel's capacity and circuit breaker are shared by every
-// generation replica (channel-slots.ts, migrations/005_channel_slots.sql): its
+// generation replica (channel-slots.ts, sql/functions/take_channel_slot.sql): its
 // `capacity` bounds the jobs running on it across all of them, which is what
 // a provider's concurrency quota counts. The sandbox renders inside each
 // process, on that process's CPU, so its capacity is counted per process.

@@ -1,7 +1,7 @@
 import type { Db, Queryable } from "@orvado/db";
 
 // The statements behind shared channel capacity and circuit breakers
-// (migrations/005_channel_slots.sql): one to take a slot, one to give it back
+// (tables: migrations/005_channel_slots.sql; functions: sql/functions/): one to take a slot, one to give it back
 // with the call's outcome, one per process and renewal interval to renew every
 // lease it holds, one to read every channel's state for /v1/models.
 //

@@ -46,7 +46,7 @@ async function finishedJob(store: ImageStore, expiresInSeconds: number): Promise
 beforeAll(async () => {
   database = await freshDatabase();
   db = await openDb(database.url);
-  await migrate(db, "generation", fileURLToPath(new URL("../migrations", import.meta.url)));
+  await migrate(db, "generation", fileURLToPath(new URL("../migrations", import.meta.url)), fileURLToPath(new URL("../sql/functions", import.meta.url)));
   root = await mkdtemp(join(tmpdir(), "orvado-sweeper-"));
   s3 = await startLocalS3();
 });

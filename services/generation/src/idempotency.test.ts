@@ -77,7 +77,7 @@ beforeAll(async () => {
   dbA = await openDb(database.url);
   // PGlite in memory is one database per handle, so both replicas share it there.
   dbB = usingServer() ? await openDb(database.url) : dbA;
-  await migrate(dbA, "generation", fileURLToPath(new URL("../migrations", import.meta.url)));
+  await migrate(dbA, "generation", fileURLToPath(new URL("../migrations", import.meta.url)), fileURLToPath(new URL("../sql/functions", import.meta.url)));
   root = await mkdtemp(join(tmpdir(), "orvado-idem-"));
   store = new SegmentImageStore(root);
   const config = { jobTimeoutMs: 600_000 };

@@ -29,13 +29,15 @@ export interface RunningGeneration {
 }
 
 const MIGRATIONS = fileURLToPath(new URL("../migrations", import.meta.url));
+/** The current definition of each of the schema's SQL functions, one per file (re-applied at every start). */
+const FUNCTIONS = fileURLToPath(new URL("../sql/functions", import.meta.url));
 
 export async function startGeneration(
   config: GenerationConfig,
   deps: { db: Db; stream: EventStream; logger: Logger },
 ): Promise<RunningGeneration> {
   const { db, stream, logger } = deps;
-  await migrate(db, "generation", MIGRATIONS);
+  await migrate(db, "generation", MIGRATIONS, FUNCTIONS);
   await migrateOutbox(db, "generation");
   const catalog = loadCatalog(config.modelsFile);
   const store = openImageStore(config.storage);

@@ -7,7 +7,7 @@ import { freshDatabase } from "@orvado/testkit";
 export async function openGenerationTestDb(): Promise<{ db: Db; url: string; close(): Promise<void> }> {
   const database = await freshDatabase();
   const db = await openDb(database.url);
-  await migrate(db, "generation", fileURLToPath(new URL("../migrations", import.meta.url)));
+  await migrate(db, "generation", fileURLToPath(new URL("../migrations", import.meta.url)), fileURLToPath(new URL("../sql/functions", import.meta.url)));
   await migrateOutbox(db, "generation");
   return {
     db,

@@ -6,7 +6,7 @@
 // 40 MB of RSS, measured) and, on a cold cache, an esbuild child. Packages from
 // node_modules stay external (native addons, lazy imports); only @orvado/* code
 // is bundled. The bundle sits one directory below the service root, as src/
-// does, so paths taken relative to a src/ file (migrations, the console's files)
+// does, so paths taken relative to a src/ file (migrations, SQL functions, the console's files)
 // resolve to the same place from the bundle.
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";

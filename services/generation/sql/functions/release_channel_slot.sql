@@ -1,0 +1,25 @@
+-- Gives a slot back and tells the channel's breaker how the call went:
+-- 'succeeded' (images or a refusal: the upstream answered) closes it,
+-- 'failed' counts a consecutive failure and opens it at the threshold for
+-- p_cooldown_ms, 'cancelled' (the call never happened) teaches it nothing.
+-- A success on a closed breaker writes nothing to channel_state.
+CREATE OR REPLACE FUNCTION generation.release_channel_slot(
+  p_slot TEXT, p_channel TEXT, p_outcome TEXT, p_failure_threshold INT, p_cooldown_ms BIGINT
+) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM generation.channel_slots c WHERE c.slot_id = p_slot;
+  IF p_outcome = 'succeeded' THEN
+    UPDATE generation.channel_state s SET consecutive_failures = 0, opened_until = NULL, trial_slot = NULL
+     WHERE s.channel_key = p_channel AND (s.consecutive_failures <> 0 OR s.trial_slot IS NOT NULL);
+  ELSIF p_outcome = 'failed' THEN
+    UPDATE generation.channel_state s
+       SET consecutive_failures = s.consecutive_failures + 1,
+           opened_until = CASE WHEN s.consecutive_failures + 1 >= p_failure_threshold
+                               THEN clock_timestamp() + p_cooldown_ms * interval '1 millisecond'
+                               ELSE s.opened_until END,
+           trial_slot = CASE WHEN s.trial_slot = p_slot THEN NULL ELSE s.trial_slot END
+     WHERE s.channel_key = p_channel;
+  ELSE
+    UPDATE generation.channel_state s SET trial_slot = NULL WHERE s.channel_key = p_channel AND s.trial_slot = p_slot;
+  END IF;
+END $$;
