@@ -285,7 +285,8 @@ describe("upstream channels through the whole stack", () => {
       { name: "openai-main", provider: "openai", healthy: false },
       { name: "gemini-backup", provider: "google", healthy: true },
     ]);
-    const generation = internalClient(GenerationService, stack.generationUrl, stack.internalSecret);
+    // Over HTTP/2, as the edge calls generation from its own process.
+    const generation = internalClient(GenerationService, stack.generationUrl, stack.internalSecret, { transport: "http2" });
     const listed = (await generation.listModels({})).models.find((model) => model.id === "alpha-2.5-flare")!;
     expect(listed.channels.map(({ name, healthy, state, inUse, capacity, priority }) => ({ name, healthy, state, inUse, capacity, priority }))).toEqual([
       { name: "openai-main", healthy: false, state: "open", inUse: 0, capacity: 8, priority: 10 },
