@@ -42,3 +42,10 @@ export function serviceUrlsSchema(defaultUrl: string) {
       return urls;
     });
 }
+
+/**
+ * A config type derived from its schema (z.output of the env schema's transform) with
+ * the fields a caller may leave out, each of which the service defaults when unset:
+ * tests and the embedded stack build configs without them.
+ */
+export type WithOptional<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
