@@ -22,6 +22,13 @@ export const commaListSchema = z
   .default("")
   .transform((text) => text.split(",").map((item) => item.trim()).filter(Boolean));
 
+/**
+ * How a service's clients reach the other services (libs/rpc client.ts): "colocated"
+ * calls a service running in the same process in-process, "http2" always goes over the
+ * network. Tests set http2 to exercise the wire with the whole stack in one process.
+ */
+export const rpcTransportSchema = z.enum(["colocated", "http2"]).default("colocated");
+
 const httpUrl = z.url({ protocol: /^https?$/ });
 
 /**

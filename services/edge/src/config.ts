@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EDIT_IMAGE_COUNT_CEILING, EDIT_UPLOAD_BYTES_CEILING, commaListSchema, parseEnv, portSchema, serviceUrlsSchema } from "@orvado/core";
+import { EDIT_IMAGE_COUNT_CEILING, EDIT_UPLOAD_BYTES_CEILING, commaListSchema, parseEnv, portSchema, rpcTransportSchema, serviceUrlsSchema } from "@orvado/core";
 
 const schema = z.object({
   EDGE_HOST: z.string().default("127.0.0.1"),
@@ -21,6 +21,7 @@ const schema = z.object({
   EDGE_EDIT_MAX_FILE_BYTES: z.coerce.number().int().min(1024).max(EDIT_UPLOAD_BYTES_CEILING).default(16 * 1024 * 1024),
   EDGE_EDIT_MAX_TOTAL_BYTES: z.coerce.number().int().min(1024).max(EDIT_UPLOAD_BYTES_CEILING).default(48 * 1024 * 1024),
   EDGE_TRUSTED_PROXIES: commaListSchema,
+  ORVADO_RPC_TRANSPORT: rpcTransportSchema,
 }).transform((env) => ({
   host: env.EDGE_HOST,
   port: env.PORT,
@@ -29,6 +30,8 @@ const schema = z.object({
   authUrls: env.ORVADO_AUTH_URL,
   billingUrls: env.ORVADO_BILLING_URL,
   generationUrls: env.ORVADO_GENERATION_URL,
+  /** In-process to a service in this process ("colocated"), or always over HTTP/2. */
+  rpcTransport: env.ORVADO_RPC_TRANSPORT,
   /** Base of image links; unset means the address the client used. */
   publicUrl: env.ORVADO_PUBLIC_URL?.replace(/\/+$/, ""),
   bodyLimitBytes: env.EDGE_BODY_LIMIT_BYTES,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { IMAGE_COUNT_CEILING, TIMING_DEFAULTS, checkSettingsAgree, flagSchema, parseEnv, portSchema, serviceUrlsSchema, timingsFrom } from "@orvado/core";
+import { IMAGE_COUNT_CEILING, TIMING_DEFAULTS, checkSettingsAgree, flagSchema, parseEnv, portSchema, rpcTransportSchema, serviceUrlsSchema, timingsFrom } from "@orvado/core";
 import { kafkaEnvShape, kafkaSettingsFromEnv } from "@orvado/events";
 import { checkStorageEnv, storageConfigFrom, storageEnvShape } from "./storage/config.ts";
 
@@ -10,6 +10,7 @@ const schema = z.object({
   DATABASE_URL: z.string().default("./data/pglite"),
   ORVADO_MODELS_FILE: z.string().default("./config/models.json"),
   ORVADO_BILLING_URL: serviceUrlsSchema("http://127.0.0.1:7102"),
+  ORVADO_RPC_TRANSPORT: rpcTransportSchema,
   ORVADO_URL_SIGNING_SECRET: z.string().min(16, "must be at least 16 characters"),
   ...storageEnvShape,
   GENERATION_URL_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 86_400).default(86_400),
@@ -41,6 +42,8 @@ const schema = z.object({
     modelsFile: env.ORVADO_MODELS_FILE,
     /** Billing's replicas (one URL or several). */
     billingUrls: env.ORVADO_BILLING_URL,
+    /** In-process to billing in this process ("colocated"), or always over HTTP/2. */
+    rpcTransport: env.ORVADO_RPC_TRANSPORT,
     urlSigningSecret: env.ORVADO_URL_SIGNING_SECRET,
     imageDir: env.GENERATION_IMAGE_DIR,
     /** Local disk or an S3-compatible bucket (storage/config.ts). */
