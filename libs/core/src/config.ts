@@ -22,6 +22,13 @@ export const commaListSchema = z
   .default("")
   .transform((text) => text.split(",").map((item) => item.trim()).filter(Boolean));
 
+/**
+ * How a service's clients reach the other services (libs/rpc client.ts): "colocated"
+ * calls a service running in the same process in-process, "http2" always goes over the
+ * network. Tests set http2 to exercise the wire with the whole stack in one process.
+ */
+export const rpcTransportSchema = z.enum(["colocated", "http2"]).default("colocated");
+
 const httpUrl = z.url({ protocol: /^https?$/ });
 
 /**
@@ -42,3 +49,10 @@ export function serviceUrlsSchema(defaultUrl: string) {
       return urls;
     });
 }
+
+/**
+ * A config type derived from its schema (z.output of the env schema's transform) with
+ * the fields a caller may leave out, each of which the service defaults when unset:
+ * tests and the embedded stack build configs without them.
+ */
+export type WithOptional<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;

@@ -1,28 +1,6 @@
 import { z } from "zod";
 import { commaListSchema } from "@orvado/core";
 
-/**
- * How a service reaches Kafka and what the topics it creates look like
- * (docs/events.md, "Kafka"). Every service that opens the stream reads the
- * same variables; only KAFKA_BROKERS is needed.
- */
-export interface KafkaSettings {
-  /** Empty: no Kafka, the Postgres log is used. */
-  brokers: string[];
-  /**
-   * Put before every topic and consumer-group name, so several Orvado
-   * installations (or test runs) can share one cluster without seeing each
-   * other's events. Empty by default: the topic is `orvado.billing.v1`.
-   */
-  topicPrefix: string;
-  /** Partitions of a topic Orvado creates (the billing topic is keyed by account). */
-  partitions: number;
-  /** Replicas of a topic Orvado creates; -1 takes the broker's default.replication.factor. */
-  replicationFactor: number;
-  /** A group member that sends no heartbeat for this long is dropped and its partitions reassigned. */
-  sessionTimeoutMs: number;
-}
-
 // Kafka's legal topic characters; the prefix also names groups.
 const TOPIC_PREFIX = /^[A-Za-z0-9._-]{0,100}$/;
 
@@ -39,19 +17,39 @@ export const kafkaEnvShape = {
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(1_800_000).default(30_000),
 };
 
-const kafkaEnvSchema = z.object(kafkaEnvShape);
+/** The Kafka variables parsed; a service's schema spreads kafkaEnvShape and passes its parsed env to kafkaSettingsFromEnv. */
+type KafkaEnv = z.output<z.ZodObject<typeof kafkaEnvShape>>;
 
-export function kafkaSettingsFromEnv(parsed: z.infer<typeof kafkaEnvSchema>): KafkaSettings {
+/**
+ * How a service reaches Kafka and what the topics it creates look like
+ * (docs/events.md, "Kafka"). Every service that opens the stream reads the
+ * same variables; only KAFKA_BROKERS is needed.
+ */
+export function kafkaSettingsFromEnv(env: KafkaEnv) {
   return {
-    brokers: parsed.KAFKA_BROKERS,
-    topicPrefix: parsed.KAFKA_TOPIC_PREFIX,
-    partitions: parsed.KAFKA_TOPIC_PARTITIONS,
-    replicationFactor: parsed.KAFKA_TOPIC_REPLICATION,
-    sessionTimeoutMs: parsed.KAFKA_SESSION_TIMEOUT_MS,
+    /** Empty: no Kafka, the Postgres log is used. */
+    brokers: env.KAFKA_BROKERS,
+    /**
+     * Put before every topic and consumer-group name, so several Orvado
+     * installations (or test runs) can share one cluster without seeing each
+     * other's events. Empty by default: the topic is `orvado.billing.v1`.
+     */
+    topicPrefix: env.KAFKA_TOPIC_PREFIX,
+    /** Partitions of a topic Orvado creates (the billing topic is keyed by account). */
+    partitions: env.KAFKA_TOPIC_PARTITIONS,
+    /** Replicas of a topic Orvado creates; -1 takes the broker's default.replication.factor. */
+    replicationFactor: env.KAFKA_TOPIC_REPLICATION,
+    /** A group member that sends no heartbeat for this long is dropped and its partitions reassigned. */
+    sessionTimeoutMs: env.KAFKA_SESSION_TIMEOUT_MS,
   };
 }
 
+const kafkaEnvSchema = z.object(kafkaEnvShape).transform(kafkaSettingsFromEnv);
+
+/** The settings the Kafka variables give (kafkaEnvShape, read by kafkaSettingsFromEnv). */
+export type KafkaSettings = z.output<typeof kafkaEnvSchema>;
+
 /** The settings with defaults for everything but the brokers (tests, benchmarks). */
 export function kafkaSettings(brokers: string[], overrides: Partial<Omit<KafkaSettings, "brokers">> = {}): KafkaSettings {
-  return { ...kafkaSettingsFromEnv(kafkaEnvSchema.parse({})), brokers, ...overrides };
+  return { ...kafkaEnvSchema.parse({}), brokers, ...overrides };
 }

@@ -14,8 +14,22 @@ export function replicaUrls(urls: string | readonly string[]): string[] {
 }
 
 /**
+ * How an internal client reaches the service:
+ * - "colocated" (the default, what the services use): in-process while a server
+ *   for the URL runs in this process (in-process.ts), over HTTP/2 otherwise;
+ * - "http2": always over the network, even to a server in this process, so a
+ *   test can exercise the wire (Connect over HTTP/2, the server's HTTP stack).
+ */
+export type InternalTransport = "colocated" | "http2";
+
+export interface InternalClientOptions {
+  transport?: InternalTransport;
+}
+
+/**
  * A Connect client calling another Orvado service with the shared secret;
- * in-process when that service runs in this process (in-process.ts). Given
+ * in-process when that service runs in this process (in-process.ts) unless
+ * options.transport is "http2". Given
  * several URLs (replicas of the service), it spreads calls across them and
  * moves a call that started nothing off a replica that refuses it (replicas.ts).
  *
@@ -29,7 +43,13 @@ export function replicaUrls(urls: string | readonly string[]): string[] {
  * open fell from 892 to 584 MB and the peak RSS of the four services from
  * 1,977-2,066 to 1,566 MiB (docs/performance.md#measured-design-choices).
  */
-export function internalClient<T extends DescService>(service: T, urls: string | readonly string[], secret: string): Client<T> {
+export function internalClient<T extends DescService>(
+  service: T,
+  urls: string | readonly string[],
+  secret: string,
+  options: InternalClientOptions = {},
+): Client<T> {
+  const transport = options.transport ?? "colocated";
   const interceptors = [sendSecret(secret)];
   const transports = replicaUrls(urls).map((baseUrl) => {
     // No compression between services: the big messages are images (PNG does not
@@ -42,7 +62,7 @@ export function internalClient<T extends DescService>(service: T, urls: string |
       acceptCompression: [],
       sessionManager: new AttemptAwareSessionManager(baseUrl),
     });
-    return colocatedTransport(baseUrl, network, interceptors);
+    return transport === "http2" ? network : colocatedTransport(baseUrl, network, interceptors);
   });
   return createClient(service, replicaTransport(transports));
 }

@@ -45,3 +45,17 @@ describe("internal clients of a service in the same process", () => {
     await expect(client.getCost({ requestId: "req_3" })).rejects.toMatchObject({ code: Code.Unavailable });
   });
 });
+
+describe("internal clients with the http2 transport", () => {
+  it("call a server in the same process over HTTP/2, as a client in another process would", async () => {
+    const server = await startEchoServer();
+    servers.push(server);
+    const client = internalClient(BillingService, server.url, SECRET, { transport: "http2" });
+    const { cost } = await client.getCost({ requestId: "req_4" });
+    // The handler saw the server's own host and port, not the in-process "in-memory" host.
+    expect(cost?.requestId).toBe(`req_4@${new URL(server.url).host}`);
+    expect(cost?.model).toBe("secret-seen");
+    const intruder = internalClient(BillingService, server.url, "x".repeat(32), { transport: "http2" });
+    await expect(intruder.getCost({ requestId: "req_4" })).rejects.toMatchObject({ code: Code.Unauthenticated });
+  });
+});

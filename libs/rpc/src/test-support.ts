@@ -1,6 +1,7 @@
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { createLogger } from "@orvado/core";
-import { BillingService, type GetCostRequest, type GetCostResponse } from "@orvado/proto";
+import { create } from "@bufbuild/protobuf";
+import { BillingService, GetCostResponseSchema, type GetCostRequest, type GetCostResponse } from "@orvado/proto";
 import { startRpcServer, type RpcServer } from "./server.ts";
 import { SECRET_HEADER } from "./secret.ts";
 
@@ -37,10 +38,10 @@ export function startBillingStandIn(seen: SeenCall = {}): Promise<RpcServer> {
           if (request.requestId === "crash") throw new TypeError("handler bug");
           context.responseHeader.set("x-answered-by", "billing");
           const model = context.requestHeader.get(SECRET_HEADER) === TEST_SECRET ? "secret-seen" : "";
-          seen.answer = {
-            $typeName: "orvado.v1.GetCostResponse",
-            cost: { $typeName: "orvado.v1.CostRecord", requestId: `${request.requestId}@${new URL(context.url).host}`, model, amountMicros: 20_000n },
-          } as GetCostResponse;
+          // A complete message (create fills the defaults): a call over the network serializes it.
+          seen.answer = create(GetCostResponseSchema, {
+            cost: { requestId: `${request.requestId}@${new URL(context.url).host}`, model, amountMicros: 20_000n },
+          });
           return seen.answer;
         },
       }),

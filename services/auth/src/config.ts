@@ -1,20 +1,7 @@
 import { z } from "zod";
-import { parseEnv, portSchema } from "@orvado/core";
+import { parseEnv, portSchema, type WithOptional } from "@orvado/core";
 import type { SessionPolicy } from "./sessions.ts";
 import type { SignInLimitPolicy } from "./sign-in-limit.ts";
-
-export interface AuthConfig {
-  host: string;
-  port: number;
-  internalSecret: string;
-  databaseUrl: string;
-  adminEmail?: string;
-  adminPassword?: string;
-  /** Console session lifetimes; defaults when unset (12 h idle, 7 days absolute). */
-  sessions?: SessionPolicy;
-  /** Failed sign-ins allowed per email and per address in a window; defaults 10 and 50 per 15 minutes. */
-  signInLimits?: SignInLimitPolicy;
-}
 
 const optionalText = z
   .string()
@@ -41,22 +28,28 @@ const schema = z
   .refine((env) => (env.ORVADO_ADMIN_EMAIL === undefined) === (env.ORVADO_ADMIN_PASSWORD === undefined), {
     message: "set both ORVADO_ADMIN_EMAIL and ORVADO_ADMIN_PASSWORD, or neither",
     path: ["ORVADO_ADMIN_PASSWORD"],
-  });
+  })
+  .transform((env) => ({
+    host: env.AUTH_HOST,
+    port: env.AUTH_PORT,
+    internalSecret: env.ORVADO_INTERNAL_SECRET,
+    databaseUrl: env.DATABASE_URL,
+    ...(env.ORVADO_ADMIN_EMAIL !== undefined && { adminEmail: env.ORVADO_ADMIN_EMAIL }),
+    ...(env.ORVADO_ADMIN_PASSWORD !== undefined && { adminPassword: env.ORVADO_ADMIN_PASSWORD }),
+    /** Console session lifetimes; defaults when unset (12 h idle, 7 days absolute). */
+    sessions: { idleMs: env.AUTH_SESSION_IDLE_MS, maxMs: env.AUTH_SESSION_MAX_MS } satisfies SessionPolicy,
+    /** Failed sign-ins allowed per email and per address in a window; defaults 10 and 50 per 15 minutes. */
+    signInLimits: {
+      windowMs: env.AUTH_SIGNIN_WINDOW_MS,
+      maxPerAccount: env.AUTH_SIGNIN_MAX_FAILURES_PER_ACCOUNT,
+      maxPerIp: env.AUTH_SIGNIN_MAX_FAILURES_PER_IP,
+    } satisfies SignInLimitPolicy,
+  }));
+
+/** Auth's settings, as the schema above reads them from the environment. */
+export type AuthConfig = WithOptional<z.output<typeof schema>, "sessions" | "signInLimits">;
 
 export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
-  const parsed = parseEnv(schema, env);
-  return {
-    host: parsed.AUTH_HOST,
-    port: parsed.AUTH_PORT,
-    internalSecret: parsed.ORVADO_INTERNAL_SECRET,
-    databaseUrl: parsed.DATABASE_URL,
-    ...(parsed.ORVADO_ADMIN_EMAIL !== undefined && { adminEmail: parsed.ORVADO_ADMIN_EMAIL }),
-    ...(parsed.ORVADO_ADMIN_PASSWORD !== undefined && { adminPassword: parsed.ORVADO_ADMIN_PASSWORD }),
-    sessions: { idleMs: parsed.AUTH_SESSION_IDLE_MS, maxMs: parsed.AUTH_SESSION_MAX_MS },
-    signInLimits: {
-      windowMs: parsed.AUTH_SIGNIN_WINDOW_MS,
-      maxPerAccount: parsed.AUTH_SIGNIN_MAX_FAILURES_PER_ACCOUNT,
-      maxPerIp: parsed.AUTH_SIGNIN_MAX_FAILURES_PER_IP,
-    },
-  };
+  return parseEnv(schema, env);
 }
+

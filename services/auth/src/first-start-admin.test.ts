@@ -3,7 +3,7 @@ import { createLogger } from "@orvado/core";
 import { Code, ConnectError } from "@orvado/rpc";
 import { startTestAuth, type TestAuth } from "./testing.ts";
 
-// Over real gRPC on a fresh database: the admin created at first start with a generated
+// Over HTTP/2 (Connect) on a fresh database: the admin created at first start with a generated
 // password is marked so (the console asks for a new password) until the password is changed;
 // accounts are found by email (GetAccount) and listed by a part of it (ListAccounts).
 
@@ -13,7 +13,7 @@ const logger = createLogger("auth-test", "silent");
 const warn = vi.spyOn(logger, "warn");
 
 beforeAll(async () => {
-  auth = await startTestAuth({ logger, config: { adminEmail: undefined, adminPassword: undefined } });
+  auth = await startTestAuth({ logger, config: { adminEmail: undefined, adminPassword: undefined }, transport: "http2" });
   const line = warn.mock.calls.map((call) => String(call[0])).find((text) => text.includes("generated password"))!;
   generatedPassword = /generated password (\S+)/.exec(line)![1]!;
 });

@@ -1,8 +1,10 @@
 // Test harness shared by the *.test.ts files: a fresh database (PostgreSQL with
-// TEST_DATABASE_URL, else in-memory PGlite) and auth served on a real port.
+// TEST_DATABASE_URL, else in-memory PGlite) and auth served on a real port. The
+// test's client calls it in-process (through the server's interceptors, without a
+// socket) unless the suite asks for transport "http2" (Connect over HTTP/2).
 import { createLogger, type Logger } from "@orvado/core";
 import { openDb, type Db } from "@orvado/db";
-import { internalClient } from "@orvado/rpc";
+import { internalClient, type InternalTransport } from "@orvado/rpc";
 import { AuthService } from "@orvado/proto";
 import { freshDatabase } from "@orvado/testkit";
 import type { AuthConfig } from "./config.ts";
@@ -28,7 +30,7 @@ export async function openTestDb(): Promise<{ db: Db; url: string; close(): Prom
 }
 
 export async function startTestAuth(
-  options: { verifier?: AuthDeps["verifier"]; logger?: Logger; now?: () => number; config?: Partial<AuthConfig> } = {},
+  options: { verifier?: AuthDeps["verifier"]; logger?: Logger; now?: () => number; config?: Partial<AuthConfig>; transport?: InternalTransport } = {},
 ) {
   const database = await openTestDb();
   const logger = options.logger ?? createLogger("auth-test", "silent");
@@ -40,7 +42,7 @@ export async function startTestAuth(
     ...(options.verifier && { verifier: options.verifier }),
     ...(options.now && { now: options.now }),
   });
-  const client = internalClient(AuthService, auth.rpc.url, TEST_SECRET);
+  const client = internalClient(AuthService, auth.rpc.url, TEST_SECRET, { transport: options.transport ?? "colocated" });
   return {
     db: database.db,
     url: auth.rpc.url,

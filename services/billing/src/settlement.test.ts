@@ -23,12 +23,13 @@ import {
 } from "./test-support.ts";
 
 // Settling a hold: capture what was delivered, release the rest, exactly once,
-// whatever order and however often the events arrive.
+// whatever order and however often the events arrive. The client calls billing
+// over HTTP/2 (Connect), as the edge and generation do from their own processes.
 
 let billing: TestBilling;
 
 beforeAll(async () => {
-  billing = await startTestBilling();
+  billing = await startTestBilling({ transport: "http2" });
 });
 afterAll(async () => {
   await billing?.close();

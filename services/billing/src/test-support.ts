@@ -1,6 +1,7 @@
 // Shared by billing's own tests (not exported from the package): a billing
-// service on a fresh database, called over real gRPC, fed events the way
-// generation would publish them.
+// service on a fresh database, fed events the way generation would publish them.
+// The test's client calls it in-process (through the server's interceptors,
+// without a socket) unless the suite asks for transport "http2" (Connect over HTTP/2).
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import { create, toBinary } from "@bufbuild/protobuf";
@@ -8,7 +9,7 @@ import { BillingEventSchema, BillingService, ErrorCode, Tier, type BillingEvent 
 import { createLogger, type Logger } from "@orvado/core";
 import { openDb, type Db, type Queryable } from "@orvado/db";
 import { BILLING_TOPIC, kafkaSettings, openEventStream, type EventStream, type KafkaSettings } from "@orvado/events";
-import { internalClient, type Client } from "@orvado/rpc";
+import { internalClient, type Client, type InternalTransport } from "@orvado/rpc";
 import { freshDatabase, testKafkaBrokers, testRunsOnKafka, uniqueKafkaPrefix, type FreshDatabase } from "@orvado/testkit";
 import { startBilling, type RunningBilling } from "./index.ts";
 import type { BillingConfig } from "./config.ts";
@@ -49,7 +50,9 @@ export function testStreamSettings(): KafkaSettings {
   return kafkaSettings(testKafkaBrokers(), { topicPrefix: uniqueKafkaPrefix(), sessionTimeoutMs: 6_000 });
 }
 
-export async function startTestBilling(options: { holdTtlMs?: number; onSettled?: SettlementObserver } = {}): Promise<TestBilling> {
+export async function startTestBilling(
+  options: { holdTtlMs?: number; onSettled?: SettlementObserver; transport?: InternalTransport } = {},
+): Promise<TestBilling> {
   const database: FreshDatabase = await freshDatabase();
   const db = await openDb(database.url);
   const logger = createLogger("billing-test", "silent");
@@ -67,7 +70,7 @@ export async function startTestBilling(options: { holdTtlMs?: number; onSettled?
     kafka,
   };
   const service = await startBilling(config, { db, stream, logger, onSettled: options.onSettled });
-  const client = internalClient(BillingService, service.rpc.url, SECRET);
+  const client = internalClient(BillingService, service.rpc.url, SECRET, { transport: options.transport ?? "colocated" });
   return {
     url: database.url,
     kafka,

@@ -56,9 +56,10 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   });
   // So that sendClientError knows a refused HEAD even when the parser failed past its request line.
   rememberRequestStarts(app.server);
-  const auth = internalClient(AuthService, config.authUrls, config.internalSecret);
-  const billing = internalClient(BillingService, config.billingUrls, config.internalSecret);
-  const generation = internalClient(GenerationService, config.generationUrls, config.internalSecret);
+  const rpc = { transport: config.rpcTransport };
+  const auth = internalClient(AuthService, config.authUrls, config.internalSecret, rpc);
+  const billing = internalClient(BillingService, config.billingUrls, config.internalSecret, rpc);
+  const generation = internalClient(GenerationService, config.generationUrls, config.internalSecret, rpc);
 
   // Every response, success or error, carries the request id (docs/api.md#headers); x-request-id is what SDKs read.
   app.addHook("onRequest", async (request, reply) => {

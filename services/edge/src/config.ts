@@ -1,41 +1,5 @@
 import { z } from "zod";
-import { EDIT_IMAGE_COUNT_CEILING, EDIT_UPLOAD_BYTES_CEILING, commaListSchema, parseEnv, portSchema, serviceUrlsSchema } from "@orvado/core";
-
-export interface EdgeConfig {
-  host: string;
-  port: number;
-  internalSecret: string;
-  /** Each service's replicas (one URL or several). */
-  authUrls: string[];
-  billingUrls: string[];
-  generationUrls: string[];
-  /** Base of image links; unset means the address the client used. */
-  publicUrl: string | undefined;
-  bodyLimitBytes: number;
-  /** How long a verified key is trusted without asking auth again. */
-  keyCacheMs: number;
-  /** The longest a client may take to send a whole request, headers and body; then 408 and close. */
-  requestTimeoutMs: number;
-  /** How long a keep-alive connection may sit idle between requests before it is closed. */
-  keepAliveTimeoutMs: number;
-  /**
-   * Addresses (or CIDRs, or "loopback") of the load balancers in front of this
-   * edge: only their X-Forwarded-For is believed, so limits per client address
-   * (sign-in, the cost lookup) count the client, not the balancer. Empty: none.
-   */
-  trustedProxies: string[];
-  /** Bounds of an image edit's multipart upload (POST /v1/images/edits). */
-  edits: EditUploadLimits;
-}
-
-export interface EditUploadLimits {
-  /** Input images per edit (image or image[] parts). */
-  maxImages: number;
-  /** Bytes of one file (an image or the mask). */
-  maxFileBytes: number;
-  /** Bytes of all files of one edit together. */
-  maxTotalBytes: number;
-}
+import { EDIT_IMAGE_COUNT_CEILING, EDIT_UPLOAD_BYTES_CEILING, commaListSchema, parseEnv, portSchema, rpcTransportSchema, serviceUrlsSchema } from "@orvado/core";
 
 const schema = z.object({
   EDGE_HOST: z.string().default("127.0.0.1"),
@@ -57,27 +21,49 @@ const schema = z.object({
   EDGE_EDIT_MAX_FILE_BYTES: z.coerce.number().int().min(1024).max(EDIT_UPLOAD_BYTES_CEILING).default(16 * 1024 * 1024),
   EDGE_EDIT_MAX_TOTAL_BYTES: z.coerce.number().int().min(1024).max(EDIT_UPLOAD_BYTES_CEILING).default(48 * 1024 * 1024),
   EDGE_TRUSTED_PROXIES: commaListSchema,
-});
+  ORVADO_RPC_TRANSPORT: rpcTransportSchema,
+}).transform((env) => ({
+  host: env.EDGE_HOST,
+  port: env.PORT,
+  internalSecret: env.ORVADO_INTERNAL_SECRET,
+  /** Each service's replicas (one URL or several). */
+  authUrls: env.ORVADO_AUTH_URL,
+  billingUrls: env.ORVADO_BILLING_URL,
+  generationUrls: env.ORVADO_GENERATION_URL,
+  /** In-process to a service in this process ("colocated"), or always over HTTP/2. */
+  rpcTransport: env.ORVADO_RPC_TRANSPORT,
+  /** Base of image links; unset means the address the client used. */
+  publicUrl: env.ORVADO_PUBLIC_URL?.replace(/\/+$/, ""),
+  bodyLimitBytes: env.EDGE_BODY_LIMIT_BYTES,
+  /** How long a verified key is trusted without asking auth again. */
+  keyCacheMs: env.EDGE_KEY_CACHE_MS,
+  /** The longest a client may take to send a whole request, headers and body; then 408 and close. */
+  requestTimeoutMs: env.EDGE_REQUEST_TIMEOUT_MS,
+  /** How long a keep-alive connection may sit idle between requests before it is closed. */
+  keepAliveTimeoutMs: env.EDGE_KEEP_ALIVE_TIMEOUT_MS,
+  /** Bounds of an image edit's multipart upload (POST /v1/images/edits). */
+  edits: {
+    /** Input images per edit (image or image[] parts). */
+    maxImages: env.EDGE_EDIT_MAX_IMAGES,
+    /** Bytes of one file (an image or the mask). */
+    maxFileBytes: env.EDGE_EDIT_MAX_FILE_BYTES,
+    /** Bytes of all files of one edit together. */
+    maxTotalBytes: env.EDGE_EDIT_MAX_TOTAL_BYTES,
+  },
+  /**
+   * Addresses (or CIDRs, or "loopback") of the load balancers in front of this
+   * edge: only their X-Forwarded-For is believed, so limits per client address
+   * (sign-in, the cost lookup) count the client, not the balancer. Empty: none.
+   */
+  trustedProxies: env.EDGE_TRUSTED_PROXIES,
+}));
+
+/** The edge's settings, as the schema above reads them from the environment. */
+export type EdgeConfig = z.output<typeof schema>;
+/** Bounds of an image edit's multipart upload. */
+export type EditUploadLimits = EdgeConfig["edits"];
 
 export function loadEdgeConfig(env: NodeJS.ProcessEnv = process.env): EdgeConfig {
-  const parsed = parseEnv(schema, env);
-  return {
-    host: parsed.EDGE_HOST,
-    port: parsed.PORT,
-    internalSecret: parsed.ORVADO_INTERNAL_SECRET,
-    authUrls: parsed.ORVADO_AUTH_URL,
-    billingUrls: parsed.ORVADO_BILLING_URL,
-    generationUrls: parsed.ORVADO_GENERATION_URL,
-    publicUrl: parsed.ORVADO_PUBLIC_URL?.replace(/\/+$/, ""),
-    bodyLimitBytes: parsed.EDGE_BODY_LIMIT_BYTES,
-    keyCacheMs: parsed.EDGE_KEY_CACHE_MS,
-    requestTimeoutMs: parsed.EDGE_REQUEST_TIMEOUT_MS,
-    keepAliveTimeoutMs: parsed.EDGE_KEEP_ALIVE_TIMEOUT_MS,
-    edits: {
-      maxImages: parsed.EDGE_EDIT_MAX_IMAGES,
-      maxFileBytes: parsed.EDGE_EDIT_MAX_FILE_BYTES,
-      maxTotalBytes: parsed.EDGE_EDIT_MAX_TOTAL_BYTES,
-    },
-    trustedProxies: parsed.EDGE_TRUSTED_PROXIES,
-  };
+  return parseEnv(schema, env);
 }
+

@@ -11,9 +11,13 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
 });
 
-/** An auth stand-in over real Connect: counts VerifyKey calls and answers each when `release` is called. */
+/**
+ * An auth stand-in on a real port, called over HTTP/2 (Connect) as the edge calls auth
+ * from its own process: it counts VerifyKey calls and holds each until `answer` lets them go.
+ */
 async function startAuth() {
   const calls: string[] = [];
+  let arrived: () => void = () => {};
   let release: () => void = () => {};
   let gate = new Promise<void>((resolve) => (release = resolve));
   const server = await startRpcServer({
@@ -26,6 +30,7 @@ async function startAuth() {
       router.service(AuthService, {
         async verifyKey(request) {
           calls.push(request.secret);
+          arrived();
           await gate;
           if (request.secret === "td-down") throw new Error("auth is restarting");
           return { result: { case: "key", value: { keyId: `key-of-${request.secret}`, accountId: "acc_1", models: [] } } };
@@ -33,13 +38,20 @@ async function startAuth() {
       }),
   });
   servers.push(server);
-  const client = internalClient(AuthService, server.url, SECRET);
+  const client = internalClient(AuthService, server.url, SECRET, { transport: "http2" });
   return {
     client,
     calls,
-    /** Lets the calls that have arrived meanwhile reach auth, answers them, and returns the checks. */
-    async answer<T>(checks: Promise<T>[]): Promise<T[]> {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    /**
+     * Waits until auth has received `expectedCalls` calls in all, then answers them and returns the
+     * checks. Every check was started before this is called, so a check that was going to make a
+     * call of its own has made it by then (the checker registers its call before awaiting anything).
+     */
+    async answer<T>(checks: Promise<T>[], expectedCalls: number): Promise<T[]> {
+      await new Promise<void>((resolve) => {
+        arrived = () => calls.length >= expectedCalls && resolve();
+        arrived();
+      });
       release();
       gate = new Promise<void>((resolve) => (release = resolve));
       return Promise.all(checks);
@@ -51,7 +63,7 @@ describe("KeyChecker", () => {
   it("asks auth once for a burst of requests with the same key that arrive before the answer", async () => {
     const auth = await startAuth();
     const checker = new KeyChecker(auth.client, 1_000);
-    const checks = await auth.answer(Array.from({ length: 50 }, () => checker.check("Bearer td-one")));
+    const checks = await auth.answer(Array.from({ length: 50 }, () => checker.check("Bearer td-one")), 1);
     expect(auth.calls).toEqual(["td-one"]);
     expect(checks.every((check) => check.ok && check.key.keyId === "key-of-td-one")).toBe(true);
     // Remembered: the next request asks nobody.
@@ -61,27 +73,40 @@ describe("KeyChecker", () => {
 
   it("asks separately for different keys, and again once the answer has expired", async () => {
     const auth = await startAuth();
-    const checker = new KeyChecker(auth.client, 0);
-    const [one, two] = await auth.answer([checker.check("Bearer td-one"), checker.check("Bearer td-two")]);
+    let clock = 1_000_000;
+    const checker = new KeyChecker(auth.client, 1_000, () => clock);
+    const [one, two] = await auth.answer([checker.check("Bearer td-one"), checker.check("Bearer td-two")], 2);
     expect(one!.ok && one!.key.keyId).toBe("key-of-td-one");
     expect(two!.ok && two!.key.keyId).toBe("key-of-td-two");
     expect([...auth.calls].sort()).toEqual(["td-one", "td-two"]);
-    // Nothing is remembered with a cache time of 0: a later request asks again.
-    const [again] = await auth.answer([checker.check("Bearer td-one")]);
+    // Still remembered just before keyCacheMs has passed; asked again once it has.
+    clock += 999;
+    expect((await checker.check("Bearer td-one")).ok).toBe(true);
+    expect(auth.calls).toHaveLength(2);
+    clock += 1;
+    const [again] = await auth.answer([checker.check("Bearer td-one")], 3);
     expect(again!.ok).toBe(true);
     expect(auth.calls).toHaveLength(3);
+  });
+
+  it("remembers nothing with a cache time of 0", async () => {
+    const auth = await startAuth();
+    const checker = new KeyChecker(auth.client, 0, () => 0);
+    await auth.answer([checker.check("Bearer td-one")], 1);
+    await auth.answer([checker.check("Bearer td-one")], 2);
+    expect(auth.calls).toEqual(["td-one", "td-one"]);
   });
 
   it("gives every waiting request the failure when auth cannot answer, and asks again on the next request", async () => {
     const auth = await startAuth();
     const checker = new KeyChecker(auth.client, 1_000);
-    for (const check of await auth.answer(Array.from({ length: 5 }, () => checker.check("Bearer td-down")))) {
+    for (const check of await auth.answer(Array.from({ length: 5 }, () => checker.check("Bearer td-down")), 1)) {
       expect(check.ok).toBe(false);
       if (!check.ok) expect(check.refusal.code).toBe(ErrorCode.SERVICE_UNAVAILABLE);
     }
     expect(auth.calls).toEqual(["td-down"]);
     // A failure is not remembered.
-    await auth.answer([checker.check("Bearer td-down")]);
+    await auth.answer([checker.check("Bearer td-down")], 2);
     expect(auth.calls).toHaveLength(2);
   });
 });

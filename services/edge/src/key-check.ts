@@ -20,9 +20,11 @@ export class KeyChecker {
   readonly #cache = new Map<string, { check: KeyCheck; until: number }>();
   readonly #asking = new Map<string, Promise<KeyCheck>>();
 
+  /** `now` is the clock answers expire by (milliseconds); tests pass their own to expire an answer without waiting. */
   constructor(
     private readonly auth: Client<typeof AuthService>,
     private readonly cacheMs: number,
+    private readonly now: () => number = Date.now,
   ) {}
 
   async check(authorization: string | undefined): Promise<KeyCheck> {
@@ -35,7 +37,7 @@ export class KeyChecker {
     const secret = match[1];
     const cacheKey = createHash("sha256").update(secret).digest("base64");
     const cached = this.#cache.get(cacheKey);
-    if (cached && cached.until > Date.now()) return cached.check;
+    if (cached && cached.until > this.now()) return cached.check;
     const asking = this.#asking.get(cacheKey);
     if (asking) return asking;
     const call = this.#ask(secret, cacheKey).finally(() => this.#asking.delete(cacheKey));
@@ -62,7 +64,7 @@ export class KeyChecker {
   #remember(cacheKey: string, check: KeyCheck) {
     if (this.cacheMs <= 0) return;
     if (this.#cache.size > 10_000) this.#cache.clear();
-    this.#cache.set(cacheKey, { check, until: Date.now() + this.cacheMs });
+    this.#cache.set(cacheKey, { check, until: this.now() + this.cacheMs });
   }
 
   #refuse(code: ErrorCode, message: string): KeyCheck {

@@ -45,3 +45,11 @@ describe("generation config: billing's replicas", () => {
     expect(() => loadGenerationConfig({ ...ENV, ORVADO_BILLING_URL: " , " })).toThrow(/ORVADO_BILLING_URL: needs at least one/);
   });
 });
+
+describe("generation config: the transport to billing", () => {
+  it("is colocated unless ORVADO_RPC_TRANSPORT says http2, and refuses anything else", () => {
+    expect(loadGenerationConfig(ENV).rpcTransport).toBe("colocated");
+    expect(loadGenerationConfig({ ...ENV, ORVADO_RPC_TRANSPORT: "http2" }).rpcTransport).toBe("http2");
+    expect(() => loadGenerationConfig({ ...ENV, ORVADO_RPC_TRANSPORT: "grpc" })).toThrow(/ORVADO_RPC_TRANSPORT/);
+  });
+});

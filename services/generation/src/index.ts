@@ -43,7 +43,7 @@ export async function startGeneration(
   const store = openImageStore(config.storage);
   const metrics = new GenerationMetrics();
   const relay = startOutboxRelay({ db, schema: "generation", stream, logger });
-  const billing = internalClient(BillingService, config.billingUrls, config.internalSecret);
+  const billing = internalClient(BillingService, config.billingUrls, config.internalSecret, { transport: config.rpcTransport });
   const jobs = new JobRunner({ db, billing, store, relay, catalog, config, logger, metrics });
   metrics.watchCapacity(function* () {
     // Keys are `<model>/<channel>`; model ids never contain a slash.

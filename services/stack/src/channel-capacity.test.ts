@@ -31,7 +31,7 @@ let edges: [string, string];
 let generations: [ReturnType<typeof generationClient>, ReturnType<typeof generationClient>];
 const warnings: string[] = [];
 
-const generationClient = (url: string) => internalClient(GenerationService, url, stack.secret);
+const generationClient = (url: string) => internalClient(GenerationService, url, stack.secret, { transport: "http2" });
 
 function modelsFile(): string {
   const channel = (name: string, sim: Simulator, capacity: number, priority: number) => ({

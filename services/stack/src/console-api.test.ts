@@ -3,8 +3,8 @@ import { startTestStack, TEST_ADMIN, type TestStack } from "./harness.ts";
 import { ConsoleBrowser, signedIn } from "./console-browser.ts";
 
 // The console API end to end over real HTTP: the edge, auth, billing and
-// generation on their own ports, real gRPC between them, real PostgreSQL when
-// TEST_DATABASE_URL is set.
+// generation on their own ports in this process, calling each other in-process
+// through their servers' interceptors; real PostgreSQL when TEST_DATABASE_URL is set.
 
 let stack: TestStack;
 let admin: ConsoleBrowser;

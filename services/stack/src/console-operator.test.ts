@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestStack, TEST_ADMIN, type TestStack } from "./harness.ts";
 import { ConsoleBrowser, signedIn } from "./console-browser.ts";
 
-// The operator's console API over real HTTP against the whole stack (real gRPC between the
-// services, PostgreSQL when TEST_DATABASE_URL is set): the overview across accounts, channel
+// The operator's console API over real HTTP against the whole stack (the services in this
+// process, calling each other in-process through their servers' interceptors; PostgreSQL
+// when TEST_DATABASE_URL is set): the overview across accounts, channel
 // health from generation's jobs, an account's page with its statement, usage and a signed
 // adjustment, and one request's detail with its job. The stack is this file's own, so the
 // sums below are exactly what the test did.

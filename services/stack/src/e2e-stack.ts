@@ -1,8 +1,9 @@
 // The stack an end-to-end suite runs against, on the stream of its test project:
 // in "embedded" the whole set in this process on the Postgres log; in "kafka"
 // the four services as separate processes (their bundles) on PostgreSQL and a
-// Kafka broker, as production runs them. Tests reach both only over HTTP, gRPC
-// and the database.
+// Kafka broker, as production runs them. Tests reach both only over HTTP, Connect
+// RPC and the database; the services call each other in-process in "embedded"
+// (libs/rpc in-process.ts) and over HTTP/2 in "kafka".
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

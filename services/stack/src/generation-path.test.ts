@@ -9,8 +9,10 @@ import { internalClient } from "@orvado/rpc";
 import { startE2eStack, type E2eStack } from "./e2e-stack.ts";
 import { openApiViolations, validatingFetch } from "./openapi-validation.ts";
 
-// Issue A's acceptance, end to end: the official openai SDK against the edge,
-// real gRPC between the services, real PostgreSQL when TEST_DATABASE_URL is set.
+// Issue A's acceptance, end to end: the official openai SDK against the edge, real
+// PostgreSQL when TEST_DATABASE_URL is set. Between the services: in-process calls in
+// the "embedded" project (one process), Connect over HTTP/2 in the "kafka" project
+// (separate processes, e2e-stack.ts).
 
 // Every response this suite receives is checked against the OpenAPI document (openapi-validation.ts).
 const fetch = validatingFetch();

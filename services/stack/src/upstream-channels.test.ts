@@ -12,7 +12,9 @@ import { startTestStack, type TestStack } from "./harness.ts";
 // Issue D end to end: the whole stack with a models file whose channels are protocol
 // simulators on 127.0.0.1 — failover inside one job and one charge, 503 when every
 // channel is full, a refusal answered 502 without retry and without charge, and channel
-// health in /v1/models once a circuit breaker opens.
+// health in /v1/models once a circuit breaker opens. The services run in this process but
+// call each other over HTTP/2 (ORVADO_RPC_TRANSPORT=http2), as separate processes do, and so
+// do this file's own clients.
 
 let stack: TestStack;
 let auth: ReturnType<typeof internalClient<typeof AuthService>>;
@@ -113,9 +115,10 @@ beforeAll(async () => {
     GENERATION_BREAKER_COOLDOWN_MS: "600000",
     // Short, so the hung-upstream test ends quickly; long enough for every other job here.
     GENERATION_JOB_TIMEOUT_MS: "4000",
+    ORVADO_RPC_TRANSPORT: "http2",
   });
-  auth = internalClient(AuthService, stack.authUrl, stack.internalSecret);
-  billing = internalClient(BillingService, stack.billingUrl, stack.internalSecret);
+  auth = internalClient(AuthService, stack.authUrl, stack.internalSecret, { transport: "http2" });
+  billing = internalClient(BillingService, stack.billingUrl, stack.internalSecret, { transport: "http2" });
 });
 afterAll(async () => {
   await stack?.close();
@@ -285,7 +288,7 @@ describe("upstream channels through the whole stack", () => {
       { name: "openai-main", provider: "openai", healthy: false },
       { name: "gemini-backup", provider: "google", healthy: true },
     ]);
-    const generation = internalClient(GenerationService, stack.generationUrl, stack.internalSecret);
+    const generation = internalClient(GenerationService, stack.generationUrl, stack.internalSecret, { transport: "http2" });
     const listed = (await generation.listModels({})).models.find((model) => model.id === "alpha-2.5-flare")!;
     expect(listed.channels.map(({ name, healthy, state, inUse, capacity, priority }) => ({ name, healthy, state, inUse, capacity, priority }))).toEqual([
       { name: "openai-main", healthy: false, state: "open", inUse: 0, capacity: 8, priority: 10 },

@@ -5,13 +5,6 @@ import { parseEnv, serviceUrlsSchema } from "@orvado/core";
 
 // The only module that reads the environment (and the secrets file it points to).
 
-export interface CliConfig {
-  /** Each service's replicas (one URL or several). */
-  authUrls: string[];
-  billingUrls: string[];
-  secret: string;
-}
-
 /** The operator must fix the setup; the CLI exits 2 with this message. */
 export class ConfigError extends Error {}
 
@@ -20,21 +13,27 @@ const schema = z.object({
   ORVADO_BILLING_URL: serviceUrlsSchema("http://127.0.0.1:7102"),
   ORVADO_INTERNAL_SECRET: z.string().optional(),
   ORVADO_DATA_DIR: z.string().min(1).default("./data"),
-});
+}).transform((env) => ({
+  /** Each service's replicas (one URL or several). */
+  authUrls: env.ORVADO_AUTH_URL,
+  billingUrls: env.ORVADO_BILLING_URL,
+  // The secret file is read only once the variables are valid (a transform runs after them).
+  secret: env.ORVADO_INTERNAL_SECRET !== undefined && env.ORVADO_INTERNAL_SECRET !== "" ? env.ORVADO_INTERNAL_SECRET : readSecretsFile(env.ORVADO_DATA_DIR),
+}));
+
+/** The CLI's settings, as the schema above reads them from the environment (and the secrets file). */
+export type CliConfig = z.output<typeof schema>;
 
 const secretsFileSchema = z.object({ internalSecret: z.string().min(1) });
 
 export function loadConfig(env: NodeJS.ProcessEnv): CliConfig {
-  let parsed: z.infer<typeof schema>;
   try {
-    parsed = parseEnv(schema, env);
+    return parseEnv(schema, env);
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     // parseEnv lists each problem on its own line; the CLI promises one.
     throw new ConfigError((error as Error).message.replace(/\s*\n\s*/g, " "));
   }
-  const fromEnv = parsed.ORVADO_INTERNAL_SECRET;
-  const secret = fromEnv !== undefined && fromEnv !== "" ? fromEnv : readSecretsFile(parsed.ORVADO_DATA_DIR);
-  return { authUrls: parsed.ORVADO_AUTH_URL, billingUrls: parsed.ORVADO_BILLING_URL, secret };
 }
 
 /** Reads the secret `npm start` wrote for the embedded default, so a local operator needs no setup. */

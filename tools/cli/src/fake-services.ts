@@ -16,7 +16,9 @@ import { Code, ConnectError, startRpcServer, type RpcServer } from "@orvado/rpc"
 import { runCli } from "./index.ts";
 
 // Test double for the auth and billing services (written in parallel): just enough
-// behaviour for the CLI's tests, over real gRPC, recording every request it receives.
+// behaviour for the CLI's tests, recording every request it receives. They listen on a
+// real port; the CLI's client, in the same process, calls them in-process through the
+// server's interceptors (libs/rpc in-process.ts), not over a socket.
 
 export const FAKE_SECRET = "fake-internal-secret";
 export const KNOWN_ACCOUNT = "acct_known0000000000000";

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { detectRefusal, mayRefuse } from "./refusals.ts";
 
-// Which upstream answers are content-policy refusals (final, 502, never retried).
+// Which upstream answers are content-policy refusals (final, 502, never retried), through
+// the registry; each provider's own rule is tested beside it (providers/<name>/refusal.test.ts).
 
 const policyError = { error: { code: "content_policy_violation", message: "Your request was rejected by the safety system" } };
 

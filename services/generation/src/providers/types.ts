@@ -1,6 +1,6 @@
 import type { generateImage } from "ai";
 import type { ChannelConfig } from "../catalog.ts";
-import type { AspectRatio, PixelSize } from "./size-mapping.ts";
+import type { AspectRatio, PixelSize } from "./size-shapes.ts";
 import type { EditInputs } from "../edit-inputs.ts";
 
 export type ImageModel = Parameters<typeof generateImage>[0]["model"];

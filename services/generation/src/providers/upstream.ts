@@ -1,18 +1,12 @@
 import { generateImage } from "ai";
-import type { ChannelConfig, UpstreamProvider } from "../catalog.ts";
+import type { ChannelConfig } from "../catalog.ts";
 import { generateWithSandbox } from "../sandbox/provider.ts";
 import { guardedFetch } from "./guarded-fetch.ts";
 import { UpstreamRefusal } from "./errors.ts";
 import { fitToSize } from "./fit.ts";
 import { imageBytes } from "./image-bytes.ts";
-import type { ProviderFactory, UpstreamRequest } from "./types.ts";
-import { openAiFactory } from "./openai.ts";
-import { openAiCompatibleFactory } from "./openai-compatible.ts";
-import { googleFactory } from "./google.ts";
-import { byteDanceFactory } from "./bytedance.ts";
-import { blackForestLabsFactory } from "./black-forest-labs.ts";
-import { falFactory } from "./fal.ts";
-import { replicateFactory } from "./replicate.ts";
+import type { UpstreamRequest } from "./types.ts";
+import { PROVIDERS } from "./registry.ts";
 
 // One attempt of a job on one channel, through the AI SDK's generateImage. What can happen:
 // images (possibly fewer than n: each is charged only when delivered), a refusal (final),
@@ -36,26 +30,6 @@ export interface UpstreamSettings {
 export const REFUSED_MESSAGE = "The model refused the prompt (content policy)";
 export const FAILED_MESSAGE = "The model failed the job";
 
-const FACTORIES: Record<Exclude<UpstreamProvider, "sandbox">, ProviderFactory> = {
-  openai: openAiFactory,
-  "openai-compatible": openAiCompatibleFactory,
-  google: googleFactory,
-  bytedance: byteDanceFactory,
-  "black-forest-labs": blackForestLabsFactory,
-  fal: falFactory,
-  replicate: replicateFactory,
-};
-
-/** Where each provider package sends requests when the channel sets no baseUrl. */
-export const DEFAULT_BASE_URLS: Record<Exclude<UpstreamProvider, "sandbox" | "openai-compatible">, string> = {
-  openai: "https://api.openai.com/v1",
-  google: "https://generativelanguage.googleapis.com/v1beta",
-  bytedance: "https://ark.ap-southeast.bytepluses.com/api/v3",
-  "black-forest-labs": "https://api.bfl.ai/v1",
-  fal: "https://fal.run",
-  replicate: "https://api.replicate.com/v1",
-};
-
 export async function generateOnChannel(
   channel: ChannelConfig,
   apiKey: string | undefined,
@@ -68,15 +42,16 @@ export async function generateOnChannel(
     return outcome.ok ? { ...outcome, resized: 0 } : { ...outcome, detail: outcome.message };
   }
   let refusal: string | undefined;
-  const provider = channel.provider;
+  const provider = PROVIDERS.get(channel.provider)!;
   const fetch = guardedFetch({
-    provider,
-    baseUrl: channel.baseUrl ?? DEFAULT_BASE_URLS[provider as keyof typeof DEFAULT_BASE_URLS],
+    provider: channel.provider,
+    // catalog.ts requires a baseUrl of a channel whose provider has no default.
+    baseUrl: (channel.baseUrl ?? provider.defaultBaseUrl)!,
     allowPrivateNetwork: settings.allowPrivateUpstreams || channel.allowPrivateNetwork === true,
     maxResponseBytes: settings.maxUpstreamBytes,
     onRefusal: (reason) => (refusal ??= reason),
   });
-  const call = FACTORIES[provider]({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs });
+  const call = provider.factory({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs });
   const signal = channel.timeoutMs ? AbortSignal.any([jobSignal, AbortSignal.timeout(channel.timeoutMs)]) : jobSignal;
   const results = await Promise.allSettled(
     batches(request.n, call.maxImagesPerCall).map((count) =>

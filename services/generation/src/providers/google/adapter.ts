@@ -1,6 +1,6 @@
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
-import type { ProviderFactory } from "./types.ts";
-import { geminiSize, imagenSize } from "./size-mapping.ts";
+import type { ProviderFactory } from "../types.ts";
+import { geminiSize, imagenSize } from "./size.ts";
 
 // Google: Gemini image models (generateContent, one image per call, aspect ratio plus
 // 1K/2K/4K) and Imagen (:predict, up to four images per call, aspect ratio only).

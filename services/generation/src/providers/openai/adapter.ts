@@ -1,7 +1,7 @@
 import { createOpenAI } from "@ai-sdk/openai";
-import type { ProviderFactory } from "./types.ts";
-import { openAiSize } from "./size-mapping.ts";
-import { openAiImageOptions } from "./openai-options.ts";
+import type { ProviderFactory } from "../types.ts";
+import { openAiSize } from "./size.ts";
+import { openAiImageOptions } from "../openai-options.ts";
 
 // OpenAI GPT Image (alpha family): a fixed size list; quality is passed through, since
 // the alpha models take it into account (docs/api.md#quality), and so are background and moderation.

@@ -1,6 +1,6 @@
 import { createBlackForestLabs } from "@ai-sdk/black-forest-labs";
-import type { ProviderFactory } from "./types.ts";
-import { blackForestLabsSize } from "./size-mapping.ts";
+import type { ProviderFactory } from "../types.ts";
+import { blackForestLabsSize } from "./size.ts";
 
 // Black Forest Labs FLUX: submit, poll the polling URL, download the result; one image per
 // call. The SDK's own poll limit is raised to the job's limit, which is what ends a job.

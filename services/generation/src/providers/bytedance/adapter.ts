@@ -1,6 +1,6 @@
 import { createByteDance } from "@ai-sdk/bytedance";
-import type { ProviderFactory } from "./types.ts";
-import { byteDanceSize } from "./size-mapping.ts";
+import type { ProviderFactory } from "../types.ts";
+import { byteDanceSize } from "./size.ts";
 
 // ByteDance Seedream: one image per call, any WxH within its pixel-area bounds.
 export const byteDanceFactory: ProviderFactory = ({ channel, apiKey, fetch, request }) => ({

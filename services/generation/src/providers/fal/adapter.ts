@@ -1,6 +1,6 @@
 import { createFal } from "@ai-sdk/fal";
-import type { ProviderFactory } from "./types.ts";
-import { falSize } from "./size-mapping.ts";
+import type { ProviderFactory } from "../types.ts";
+import { falSize } from "./size.ts";
 
 // fal: the synchronous endpoint answers image URLs, downloaded through the guarded fetch.
 export const falFactory: ProviderFactory = ({ channel, apiKey, fetch, request }) => ({

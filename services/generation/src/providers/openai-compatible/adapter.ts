@@ -1,7 +1,7 @@
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import type { ProviderFactory } from "./types.ts";
-import { exactSize } from "./size-mapping.ts";
-import { openAiImageOptions } from "./openai-options.ts";
+import type { ProviderFactory } from "../types.ts";
+import { exactSize } from "./size.ts";
+import { openAiImageOptions } from "../openai-options.ts";
 
 // Any server speaking OpenAI's images API (a self-hosted model, another gateway). It is
 // asked for exactly the requested size; quality goes through for alpha models, and

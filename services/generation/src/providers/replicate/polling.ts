@@ -1,4 +1,4 @@
-import { UpstreamFailure } from "./errors.ts";
+import { UpstreamFailure } from "../errors.ts";
 
 // @ai-sdk/replicate asks with "Prefer: wait" and takes the first answer as final; a
 // prediction still running after Replicate's wait window (60 s) would then be a parse

@@ -1,0 +1,13 @@
+import type { ProviderDefinition } from "../definition.ts";
+import { falFactory } from "./adapter.ts";
+import { falRefusal } from "./refusal.ts";
+
+export const fal: ProviderDefinition = {
+  name: "fal",
+  factory: falFactory,
+  defaultBaseUrl: "https://fal.run",
+  refusesWith4xxOnly: false,
+  refusal: falRefusal,
+  // Without its per-model multi-image option, fal uses the first image only.
+  editSupport: () => ({ images: true, mask: true, maxImages: 1 }),
+};
