@@ -386,7 +386,10 @@ export function describeFaultInjection(options: FaultSuiteOptions): void {
           `SELECT j.status, c.settled_by, c.captured_micros FROM generation.jobs j JOIN billing.cost_records c USING (request_id) WHERE request_id = $1`,
           [requestId],
         );
-        expect(rows[0]).toEqual({ status: "failed", settled_by: "failed", captured_micros: 0n });
+        expect(rows[0]).toMatchObject({ status: "failed", captured_micros: 0n });
+        // The job's failed event settles it; on Kafka, when the consumer is still reconnecting after
+        // the chaos above killed the broker, the hold can lapse first (8 s here): released, uncharged too.
+        expect(ON_KAFKA ? ["failed", "expired"] : ["failed"]).toContain(rows[0]!.settled_by);
       });
     });
   }
