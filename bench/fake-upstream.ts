@@ -19,8 +19,22 @@ export interface FakeUpstreamOptions {
   host?: string;
   /** Delay before answering each generation (0 = immediately). */
   latencyMs?: number;
-  /** "solid" (default): one colour, a few kB; "photo": noise, as large as a photo's PNG (about 3.3 MB at 1024x1024). */
+  /** "solid" (default): one colour, a few kB; "photo": noise, as large as a photo's PNG (about 3.3 MB at 1024x1024, 13 MB at 2048x2048, 27 MB at 4096x4096). */
   image?: "solid" | "photo";
+}
+
+/**
+ * A photo's PNG takes about 3 bytes a pixel up to 2048x2048 but only about 1.5 at
+ * 4096x4096 (about 25 MB): noise (which PNG cannot compress) fills the rows up to
+ * that many bytes, the rest is one grey.
+ */
+const PHOTO_NOISE_MAX_BYTES = 25_000_000;
+
+function photoPixels(width: number, height: number): Buffer {
+  const pixels = Buffer.alloc(width * height * 3, 128);
+  const noiseRows = Math.min(height, Math.max(1, Math.floor(PHOTO_NOISE_MAX_BYTES / (width * 3))));
+  randomBytes(noiseRows * width * 3).copy(pixels);
+  return pixels;
 }
 
 /**
@@ -37,7 +51,7 @@ function pngMaker(image: "solid" | "photo") {
     const key = `${width}x${height}`;
     if (!made.has(key)) {
       const [w, h] = [Math.max(1, width), Math.max(1, height)];
-      const pixels = image === "photo" ? sharp(randomBytes(w * h * 3), { raw: { width: w, height: h, channels: 3 } }) : sharp({ create: { width: w, height: h, channels: 3, background: { r: 200, g: 80, b: 40 } } });
+      const pixels = image === "photo" ? sharp(photoPixels(w, h), { raw: { width: w, height: h, channels: 3 } }) : sharp({ create: { width: w, height: h, channels: 3, background: { r: 200, g: 80, b: 40 } } });
       made.set(key, pixels.png({ compressionLevel: image === "photo" ? 1 : 6 }).toBuffer());
     }
     return made.get(key)!;
