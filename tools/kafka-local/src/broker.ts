@@ -2,12 +2,12 @@
 // jars Maven resolves for deploy/kafka/pom.xml: `npm run kafka:up`, CI, and the
 // tests that kill and restart a broker of their own.
 import { spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { kafkaBrokerAnswers } from "@orvado/events";
 import { log4jProperties, serverProperties, type BrokerPorts } from "./broker-config.ts";
 import { ensureBrokerClasspath, javaCommand } from "./classpath.ts";
+import { newClusterId } from "./cluster-id.ts";
 import { BrokerError } from "./errors.ts";
 import { canListen } from "@orvado/core";
 import { processAlive, readLogTail } from "./os.ts";
@@ -159,8 +159,7 @@ async function waitForExit(pid: number): Promise<void> {
 /** KRaft needs a formatted store (meta.properties with a cluster id) before the first start. */
 function formatStoreOnce(java: string, jvm: string[], files: BrokerFiles): void {
   if (existsSync(join(files.store, "meta.properties"))) return;
-  // A cluster id is 16 random bytes, base64url without padding (Kafka's Uuid).
-  const clusterId = randomBytes(16).toString("base64url");
+  const clusterId = newClusterId();
   const result = spawnSync(java, [...jvm, "kafka.tools.StorageTool", "format", "-t", clusterId, "-c", files.properties], {
     encoding: "utf8",
   });
