@@ -75,6 +75,8 @@ describe("the per-account concurrent-job limit over HTTP, across two stacks on o
     // One stuck job through each stack's edge and generation.
     const stuck = [generate(first, greedy.key, STUCK_PROMPT), generate(second, greedy.key, STUCK_PROMPT)];
     await until(async () => (await leasesOf(greedy.accountId)) === 2, "both stuck jobs admitted");
+    // A job is admitted (its lease) before billing holds its price: wait for both holds too.
+    await until(async () => (await balanceOf(greedy.accountId)).held === "0.040000", "both stuck jobs held");
     const before = await balanceOf(greedy.accountId);
 
     for (const stack of [first, second]) {
