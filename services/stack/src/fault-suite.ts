@@ -387,9 +387,10 @@ export function describeFaultInjection(options: FaultSuiteOptions): void {
           [requestId],
         );
         expect(rows[0]).toMatchObject({ status: "failed", captured_micros: 0n });
-        // The job's failed event settles it; on Kafka, when the consumer is still reconnecting after
-        // the chaos above killed the broker, the hold can lapse first (8 s here): released, uncharged too.
-        expect(ON_KAFKA ? ["failed", "expired"] : ["failed"]).toContain(rows[0]!.settled_by);
+        // The orphan sweeper fails the job after the job limit and the grace (7 s here) and its event
+        // settles it; the hold lapses at 8 s, so on a loaded machine, or on Kafka while the consumer
+        // reconnects after the broker kills above, the hold sweeper may release it first. Uncharged either way.
+        expect(["failed", "expired"]).toContain(rows[0]!.settled_by);
       });
     });
   }
