@@ -4,6 +4,7 @@ import { createLogger } from "@orvado/core";
 import { parseCatalog } from "./catalog.ts";
 import { ChannelPool, type ChannelPoolOptions, type SlotAnswer } from "./capacity.ts";
 import { openGenerationTestDb } from "./test-support.ts";
+import { countingStatements } from "@orvado/testkit";
 
 // Channel capacity and circuit breakers shared through the database (capacity.ts,
 // migrations/005_channel_slots.sql). Two pools on one database stand for two
@@ -29,8 +30,8 @@ const beta = catalog.get("beta")!;
 const logger = createLogger("test", "silent");
 
 let database: Awaited<ReturnType<typeof openGenerationTestDb>>;
-const pool = (options: Partial<ChannelPoolOptions> = {}) =>
-  new ChannelPool(catalog, database.db, { failureThreshold: 2, cooldownMs: 60_000, readKey: () => "k", leaseTtlMs: 30_000, leaseRenewMs: 10_000, logger, ...options });
+const pool = (options: Partial<ChannelPoolOptions> = {}, db = database.db) =>
+  new ChannelPool(catalog, db, { failureThreshold: 2, cooldownMs: 60_000, readKey: () => "k", leaseTtlMs: 30_000, leaseRenewMs: 10_000, logger, ...options });
 
 function slotOf(answer: SlotAnswer) {
   if (!answer.ok) throw new Error(`expected a slot, got ${answer.reason}`);
@@ -185,5 +186,72 @@ describe("the circuit breaker across replicas", () => {
     trial.failed();
     await trial.release();
     expect((await a.health()).get("alpha-2.5-flare/main")).toMatchObject({ state: "open", healthy: false });
+  });
+
+});
+
+describe("jobs asking at once", () => {
+  it("takes the slots of jobs asking at once in shared statements: each channel by priority up to its capacity, the rest refused as full", async () => {
+    const { db: counting, statements } = countingStatements(database.db);
+    const a = pool({}, counting);
+    const answers = await Promise.all(Array.from({ length: 5 }, () => a.take(flare, Tier.TIER_1K)));
+    const channels = answers.map((answer) => (answer.ok ? answer.slot.channel.name : answer.reason));
+    expect(channels.sort()).toEqual(["backup", "full", "full", "main", "main"]);
+    // The first take goes alone; the four that came while it ran share the next statement.
+    expect(statements()).toBe(2);
+    const health = await a.health();
+    expect([health.get("alpha-2.5-flare/main")!.inUse, health.get("alpha-2.5-flare/backup")!.inUse]).toEqual([2, 1]);
+  });
+
+  it("takes one trial only on a half-open channel, even for jobs asking at once", async () => {
+    const a = pool({ failureThreshold: 1, cooldownMs: 300 });
+    const failing = slotOf(await a.take(flare, Tier.TIER_1K));
+    failing.failed();
+    await failing.release();
+    await untilDatabaseTime(await openedUntil("alpha-2.5-flare/main"));
+    const answers = await Promise.all(Array.from({ length: 3 }, () => a.take(flare, Tier.TIER_1K)));
+    const channels = answers.map((answer) => (answer.ok ? answer.slot.channel.name : answer.reason));
+    expect(channels.sort()).toEqual(["backup", "full", "main"]);
+  });
+
+  it("says a channel is likely free only after a take that left room, and not once it is nearly full or open", async () => {
+    const roomy = parseCatalog({ models: [{ id: "m", family: "alpha", tiers: ["1K"], channels: [{ name: "c", provider: "openai", upstreamModel: "m", apiKeyEnv: "K", capacity: 4, priority: 1 }] }] });
+    const model = roomy.get("m")!;
+    const a = new ChannelPool(roomy, database.db, { failureThreshold: 1, cooldownMs: 60_000, readKey: () => "k", leaseTtlMs: 30_000, leaseRenewMs: 10_000, logger });
+    const none = new Set<string>();
+    // Nothing known yet: the first job asks for its slot first.
+    expect(a.likelyFree(model, Tier.TIER_1K, none)).toBe(false);
+    const first = slotOf(await a.take(model, Tier.TIER_1K));
+    expect(a.likelyFree(model, Tier.TIER_1K, none)).toBe(true);
+    slotOf(await a.take(model, Tier.TIER_1K));
+    expect(a.likelyFree(model, Tier.TIER_1K, none)).toBe(true);
+    slotOf(await a.take(model, Tier.TIER_1K));
+    // One slot left: the next job could lose it to another, so it asks first.
+    expect(a.likelyFree(model, Tier.TIER_1K, none)).toBe(false);
+    first.failed();
+    await first.release();
+    expect(await a.take(model, Tier.TIER_1K)).toMatchObject({ ok: false, reason: "unhealthy" });
+    expect(a.likelyFree(model, Tier.TIER_1K, none)).toBe(false);
+    // Channels counted per process (the sandbox) gain nothing from asking at once.
+    expect(a.likelyFree(beta, Tier.TIER_1K, none)).toBe(false);
+  });
+
+  it("hands a succeeded slot to the job's success statement: handedOff frees it here, and release() then does nothing", async () => {
+    const { db: counting, statements } = countingStatements(database.db);
+    const a = pool({}, counting);
+    const slot = slotOf(await a.take(flare, Tier.TIER_1K));
+    // Not before the call succeeded: a failed or cancelled call must teach the breaker through release().
+    expect(slot.handOff()).toBeNull();
+    slot.succeeded();
+    const handOff = slot.handOff();
+    expect(handOff).toMatchObject({ channelKey: "alpha-2.5-flare/main" });
+    await database.db.query("DELETE FROM generation.channel_slots WHERE slot_id = $1", [handOff!.slotId]);
+    slot.handedOff();
+    expect(a.capacities.get("alpha-2.5-flare/main")!.inUse).toBe(0);
+    const before = statements();
+    await slot.release();
+    expect(statements()).toBe(before);
+    expect(slot.handOff()).toBeNull();
+    expect((await a.health()).get("alpha-2.5-flare/main")!.inUse).toBe(0);
   });
 });

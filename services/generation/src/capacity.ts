@@ -1,16 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Tier } from "@orvado/proto";
-import type { Logger } from "@orvado/core";
+import { SharedCalls, type Logger } from "@orvado/core";
 import type { Db } from "@orvado/db";
 import { channelKey, resolveChannelKeys, type Catalog, type CatalogModel, type ChannelConfig } from "./catalog.ts";
-import { readSharedStates, releaseSharedSlot, renewSharedSlots, takeSharedSlot, type BreakerSettings, type BreakerState, type CallOutcome } from "./channel-slots.ts";
+import { readSharedStates, releaseSharedSlot, renewSharedSlots, takeSharedSlots, type BreakerSettings, type BreakerState, type CallOutcome, type SharedTake } from "./channel-slots.ts";
 
 // Per-channel concurrency: a slot is taken before anything is reserved, so a
 // request refused for capacity holds and charges nothing.
 //
 // An upstream channel's capacity and circuit breaker are shared by every
-// generation replica (channel-slots.ts, sql/functions/take_channel_slot.sql): its
+// generation replica (channel-slots.ts, sql/functions/take_channel_slots.sql): its
 // `capacity` bounds the jobs running on it across all of them, which is what
 // a provider's concurrency quota counts. The sandbox renders inside each
 // process, on that process's CPU, so its capacity is counted per process.
@@ -53,6 +53,20 @@ export interface ChannelSlot {
   failed(): void;
   /** Gives the slot back with the outcome recorded (none: cancelled). Never throws; safe to call twice. */
   release(): Promise<void>;
+  /**
+   * A shared slot whose call succeeded: what the job's success statement deletes, so that
+   * the slot goes back in that statement instead of one of its own (job-store.ts); null
+   * when the slot must be released on its own.
+   */
+  handOff(): SlotHandOff | null;
+  /** The statement that carried handOff() committed: the slot is free, and release() does nothing more. */
+  handedOff(): void;
+}
+
+/** A shared slot given back inside another statement, with its call's success. */
+export interface SlotHandOff {
+  slotId: string;
+  channelKey: string;
 }
 
 export type SlotAnswer = { ok: true; slot: ChannelSlot } | { ok: false; reason: "full" | "unhealthy"; retryAfterSeconds: number };
@@ -79,6 +93,16 @@ export interface ChannelPoolOptions extends BreakerSettings {
 
 const isShared = (channel: ChannelConfig) => channel.provider !== "sandbox";
 
+/** The channels of a run asked about together, as one key. */
+const runKeyOf = (model: CatalogModel, run: ChannelConfig[]) => run.map((channel) => channelKey(model.id, channel.name)).join("\n");
+
+/**
+ * Free slots the last take must have left for the next job to ask for its slot and its
+ * hold at once: with fewer, another job may well take the last one meanwhile, and a
+ * hold made for a job refused for capacity costs billing a hold and its release.
+ */
+const LIKELY_FREE_ROOM = 2;
+
 /**
  * Every channel of the catalog with its capacity, its circuit breaker and its key. Channels
  * are tried in priority order; one whose breaker is open is skipped. The sandbox renders
@@ -93,6 +117,14 @@ export class ChannelPool {
   /** Shared slots held here, renewed together every leaseRenewMs while there are any. */
   readonly #held = new Set<string>();
   #renewTimer: NodeJS.Timeout | undefined;
+  /**
+   * Per run of channels asked about together: the takes of jobs arriving while one
+   * is in flight go in the next statement together, which locks each channel's row
+   * and counts its slots once for all of them.
+   */
+  readonly #takes = new Map<string, SharedCalls<string, SharedTake>>();
+  /** Per run of channels: the free slots the last take there left (0 after a refusal), for likelyFree. */
+  readonly #roomLeft = new Map<string, number>();
 
   constructor(
     private readonly catalog: Catalog,
@@ -111,7 +143,7 @@ export class ChannelPool {
    * Throws when PostgreSQL cannot be asked.
    */
   async take(model: CatalogModel, tier: Tier, exclude: ReadonlySet<string> = new Set()): Promise<SlotAnswer> {
-    const candidates = model.channels.filter((channel) => channel.tiers.includes(tier) && !exclude.has(channelKey(model.id, channel.name)));
+    const candidates = this.#candidates(model, tier, exclude);
     let sawFull = false;
     let soonestRetryMs = Number.POSITIVE_INFINITY;
     for (let start = 0; start < candidates.length; ) {
@@ -133,6 +165,22 @@ export class ChannelPool {
     }
     if (sawFull || !Number.isFinite(soonestRetryMs)) return { ok: false, reason: "full", retryAfterSeconds: 60 };
     return { ok: false, reason: "unhealthy", retryAfterSeconds: Math.min(60, Math.max(1, Math.ceil(soonestRetryMs / 1000))) };
+  }
+
+  /**
+   * True when a take for this job will very likely find a slot: its channels are all
+   * shared and the last take on them left at least LIKELY_FREE_ROOM slots free. The job
+   * then asks for its slot and its billing hold at once (jobs.ts); a channel near its
+   * capacity or with its breaker open answers false, so refusals hold nothing.
+   */
+  likelyFree(model: CatalogModel, tier: Tier, exclude: ReadonlySet<string>): boolean {
+    const candidates = this.#candidates(model, tier, exclude);
+    if (candidates.length === 0 || !candidates.every(isShared)) return false;
+    return (this.#roomLeft.get(runKeyOf(model, candidates)) ?? 0) >= LIKELY_FREE_ROOM;
+  }
+
+  #candidates(model: CatalogModel, tier: Tier, exclude: ReadonlySet<string>): ChannelConfig[] {
+    return model.channels.filter((channel) => channel.tiers.includes(tier) && !exclude.has(channelKey(model.id, channel.name)));
   }
 
   /** Every channel of the catalog, keyed `<model>/<channel>`, as every replica sees it (one query). */
@@ -171,19 +219,17 @@ export class ChannelPool {
       async release() {
         release();
       },
+      handOff: () => null,
+      handedOff() {},
     };
   }
 
   async #takeShared(model: CatalogModel, run: ChannelConfig[]): Promise<SlotAnswer> {
     const slotId = randomUUID();
     const byKey = new Map(run.map((channel) => [channelKey(model.id, channel.name), channel]));
-    const taken = await takeSharedSlot(this.db, {
-      slotId,
-      holder: this.holder,
-      channels: [...byKey].map(([key, channel]) => ({ key, capacity: channel.capacity })),
-      failureThreshold: this.options.failureThreshold,
-      leaseTtlMs: this.options.leaseTtlMs,
-    });
+    const runKey = runKeyOf(model, run);
+    const taken = await this.#takesFor(runKey, byKey).call(slotId);
+    this.#roomLeft.set(runKey, taken.ok ? taken.roomLeft : 0);
     if (!taken.ok) return { ok: false, reason: taken.reason, retryAfterSeconds: Math.ceil(taken.retryAfterMs / 1000) };
     const key = taken.channelKey;
     this.#held.add(slotId);
@@ -208,8 +254,27 @@ export class ChannelPool {
           released ??= pool.#releaseShared(slotId, key, outcome).finally(countHere);
           return released;
         },
+        handOff: () => (outcome === "succeeded" && released === undefined ? { slotId, channelKey: key } : null),
+        handedOff() {
+          if (released) return;
+          released = Promise.resolve();
+          pool.#held.delete(slotId);
+          countHere();
+        },
       },
     };
+  }
+
+  #takesFor(runKey: string, byKey: Map<string, ChannelConfig>): SharedCalls<string, SharedTake> {
+    let takes = this.#takes.get(runKey);
+    if (!takes) {
+      const channels = [...byKey].map(([key, channel]) => ({ key, capacity: channel.capacity }));
+      takes = new SharedCalls((slotIds) =>
+        takeSharedSlots(this.db, { slotIds, holder: this.holder, channels, failureThreshold: this.options.failureThreshold, leaseTtlMs: this.options.leaseTtlMs }),
+      );
+      this.#takes.set(runKey, takes);
+    }
+    return takes;
   }
 
   async #releaseShared(slotId: string, key: string, outcome: CallOutcome): Promise<void> {

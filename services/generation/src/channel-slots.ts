@@ -1,7 +1,7 @@
-import type { Db, Queryable } from "@orvado/db";
+import { prepareStatement, type Db, type Queryable } from "@orvado/db";
 
 // The statements behind shared channel capacity and circuit breakers
-// (tables: migrations/005_channel_slots.sql; functions: sql/functions/): one to take a slot, one to give it back
+// (tables: migrations/005_channel_slots.sql; functions: sql/functions/): one to take slots for the jobs asking at one moment, one to give a slot back
 // with the call's outcome, one per process and renewal interval to renew every
 // lease it holds, one to read every channel's state for /v1/models.
 //
@@ -23,23 +23,34 @@ export interface BreakerSettings {
   cooldownMs: number;
 }
 
-export type SharedTake = { ok: true; channelKey: string } | { ok: false; reason: "full" | "unhealthy"; retryAfterMs: number };
+/** A slot taken, with the free slots its channel had left after the take; or why none was. */
+export type SharedTake = { ok: true; channelKey: string; roomLeft: number } | { ok: false; reason: "full" | "unhealthy"; retryAfterMs: number };
 
-/** Takes a slot on the first channel of `channels` (priority order) that lets a job through. */
-export async function takeSharedSlot(
+/**
+ * Takes a slot for each of `slotIds` (jobs asking at the same moment) on the first of `channels`
+ * (priority order) that lets a job through, in one statement; answers one take per slot, in order.
+ */
+export async function takeSharedSlots(
   db: Db,
-  take: { slotId: string; holder: string; channels: { key: string; capacity: number }[]; failureThreshold: number; leaseTtlMs: number },
-): Promise<SharedTake> {
-  const { rows } = await db.query<{ channel_key: string | null; refused: "full" | "unhealthy" | null; retry_after_ms: string }>(
-    "SELECT channel_key, refused, retry_after_ms FROM generation.take_channel_slot($1, $2, $3::text[], $4::int[], $5::int, $6::bigint)",
-    [take.slotId, take.holder, take.channels.map((c) => c.key), take.channels.map((c) => c.capacity), take.failureThreshold, take.leaseTtlMs],
+  take: { slotIds: string[]; holder: string; channels: { key: string; capacity: number }[]; failureThreshold: number; leaseTtlMs: number },
+): Promise<SharedTake[]> {
+  const { rows } = await db.query<{ slot_id: string; channel_key: string | null; refused: "full" | "unhealthy" | null; retry_after_ms: string; room_left: number }>(
+    TAKE_CHANNEL_SLOTS,
+    [take.slotIds, take.holder, take.channels.map((c) => c.key), take.channels.map((c) => c.capacity), take.failureThreshold, take.leaseTtlMs],
     { durable: false },
   );
-  const row = rows[0];
-  if (!row) throw new Error("generation.take_channel_slot gave no row");
-  if (row.channel_key !== null) return { ok: true, channelKey: row.channel_key };
-  return { ok: false, reason: row.refused ?? "full", retryAfterMs: Number(row.retry_after_ms) };
+  const bySlot = new Map(rows.map((row) => [row.slot_id, row]));
+  return take.slotIds.map((slotId) => {
+    const row = bySlot.get(slotId);
+    if (!row) throw new Error("generation.take_channel_slots gave no row for a slot");
+    if (row.channel_key !== null) return { ok: true, channelKey: row.channel_key, roomLeft: row.room_left };
+    return { ok: false, reason: row.refused ?? "full", retryAfterMs: Number(row.retry_after_ms) };
+  });
 }
+
+const TAKE_CHANNEL_SLOTS = prepareStatement(
+  "SELECT slot_id, channel_key, refused, retry_after_ms, room_left FROM generation.take_channel_slots($1::text[], $2, $3::text[], $4::int[], $5::int, $6::bigint)",
+);
 
 export async function releaseSharedSlot(db: Db, slotId: string, channelKey: string, outcome: CallOutcome, breaker: BreakerSettings): Promise<void> {
   await db.query("SELECT generation.release_channel_slot($1, $2, $3, $4::int, $5::bigint)", [slotId, channelKey, outcome, breaker.failureThreshold, breaker.cooldownMs], {

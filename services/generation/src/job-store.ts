@@ -4,6 +4,7 @@ import { prepareStatement, type Db } from "@orvado/db";
 import type { ErrorCode } from "@orvado/proto";
 import type { JobSpec } from "./validate.ts";
 import { releaseIdempotencyKey } from "./idempotency.ts";
+import type { SlotHandOff } from "./capacity.ts";
 
 // The job's rows and its billing event change in one transaction (the outbox):
 // a job can never finish without billing hearing of it, nor the other way round.
@@ -67,11 +68,18 @@ async function insertJobStarts(db: Db, starts: JobStart[]): Promise<void> {
 export interface JobSuccess {
   ids: BillingEventIds;
   images: StoredImage[];
+  /** The job's channel slot, given back in the same statement (capacity.ts handOff). */
+  slot: SlotHandOff | null;
+  /** The job holds a concurrent-job lease (account-admission.ts), deleted in the same statement. */
+  leased: boolean;
 }
 
 /**
  * Each job's images, its new status and its `completed` event, in one durable
- * statement; those of concurrent jobs in the same one (SharedCalls).
+ * statement; those of concurrent jobs in the same one (SharedCalls). The same
+ * statement gives back each job's channel slot and concurrent-job lease, as
+ * release_channel_slot does for a call that succeeded and releaseJobLease does:
+ * what the answer waits for is one commit, not three round trips.
  */
 export function jobSuccessWriter(db: Db): SharedCalls<JobSuccess, void> {
   return new SharedCalls<JobSuccess, void>(async (successes) => {
@@ -99,6 +107,13 @@ function jobSuccessStatement(eventsSql: string, oneJob: boolean): string {
        SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[])
      ), finished AS (
        ${finished}
+     ), freed_slots AS (
+       DELETE FROM generation.channel_slots WHERE slot_id = ANY($11::text[])
+     ), closed_breakers AS (
+       UPDATE generation.channel_state SET consecutive_failures = 0, opened_until = NULL, trial_slot = NULL
+        WHERE channel_key = ANY($12::text[]) AND (consecutive_failures <> 0 OR trial_slot IS NOT NULL)
+     ), freed_leases AS (
+       DELETE FROM generation.job_leases WHERE request_id = ANY($13::text[])
      )
      ${eventsSql}`,
   );
@@ -109,7 +124,7 @@ async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void
   const events = billingEventsInsert(
     "generation",
     successes.map(({ ids, images }) => ({ ids, kind: { case: "completed" as const, value: { imagesDelivered: images.length } } })),
-    11,
+    14,
   );
   const oneJob = successes.length === 1;
   const requestIds = successes.map((success) => success.ids.requestId);
@@ -125,6 +140,9 @@ async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void
     images.map((row) => row.image.expiresAt),
     oneJob ? requestIds[0] : requestIds,
     oneJob ? delivered[0] : delivered,
+    successes.flatMap((success) => (success.slot ? [success.slot.slotId] : [])),
+    [...new Set(successes.flatMap((success) => (success.slot ? [success.slot.channelKey] : [])))],
+    successes.flatMap((success) => (success.leased ? [success.ids.requestId] : [])),
     ...events.params,
   ]);
 }
@@ -136,6 +154,25 @@ export async function recordJobFailure(db: Db, ids: BillingEventIds, code: Error
       [ids.requestId, codeText(code), message.slice(0, 1000), shouldRetry],
     );
     // A failed request frees its Idempotency-Key in the same step, so a retry runs a new job (idempotency.ts).
+    await releaseIdempotencyKey(q, ids.requestId);
+    await emitBillingEvent(q, "generation", ids, { case: "failed", value: { code, reason: message.slice(0, 500) } });
+  });
+}
+
+/**
+ * A job that has its billing hold but never ran (no channel had room for it): its row
+ * is written already failed, with its `failed` event, so billing gives the hold back
+ * as for any failed job, and the job lookup answers with the same refusal. `channel`
+ * is empty: none was taken.
+ */
+export async function recordJobNotRun(db: Db, start: JobStart, code: ErrorCode, message: string): Promise<void> {
+  const { ids, spec } = start;
+  await db.tx(async (q) => {
+    await q.query(
+      `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, status, error_code, error_message, should_retry, finished_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'failed', $11, $12, true, now())`,
+      [ids.requestId, ids.accountId, ids.keyId, spec.model.id, spec.size.label, tierName(spec.tier), spec.quality ?? null, spec.n, start.responseFormat, start.channel, codeText(code), message.slice(0, 1000)],
+    );
     await releaseIdempotencyKey(q, ids.requestId);
     await emitBillingEvent(q, "generation", ids, { case: "failed", value: { code, reason: message.slice(0, 500) } });
   });

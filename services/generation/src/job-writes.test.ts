@@ -70,6 +70,8 @@ describe("job outcomes (jobSuccessWriter)", () => {
       jobs.map((job, index) =>
         successes.call({
           ids: job.ids,
+          slot: null,
+          leased: false,
           images: Array.from({ length: 1 + (index % 2) }, (_, position) => ({ imageId: `img_${job.ids.requestId.slice(4)}${position}`, contentType: "image/png", width: 1024, height: 1024, bytes: 100 + position, expiresAt })),
         }),
       ),
@@ -92,7 +94,7 @@ describe("job outcomes (jobSuccessWriter)", () => {
     await Promise.all([alone, other].map((job) => jobStartWriter(db).call(job)));
     const expiresAt = new Date(Date.now() + 3_600_000);
     const images = [0, 1].map((position) => ({ imageId: `img_alone${alone.ids.requestId.slice(4)}${position}`, contentType: "image/png", width: 1024, height: 1024, bytes: 10 + position, expiresAt }));
-    await jobSuccessWriter(db).call({ ids: alone.ids, images });
+    await jobSuccessWriter(db).call({ ids: alone.ids, images, slot: null, leased: false });
     const jobs = await db.query<{ request_id: string; status: string; images_delivered: number }>(
       "SELECT request_id, status, images_delivered FROM generation.jobs WHERE request_id = ANY($1::text[]) ORDER BY request_id = $2 DESC",
       [[alone.ids.requestId, other.ids.requestId], alone.ids.requestId],
@@ -104,16 +106,48 @@ describe("job outcomes (jobSuccessWriter)", () => {
     expect(events.rowCount).toBe(1);
   });
 
+  it("gives back each job's channel slot and concurrent-job lease in the same statement, and closes a breaker that had failures", async () => {
+    const jobs = [start(), start(), start()];
+    await Promise.all(jobs.map((job) => jobStartWriter(db).call(job)));
+    const channelKey = `beta/outcome-${jobs[0]!.ids.requestId}`;
+    await db.query("INSERT INTO generation.channel_state (channel_key, consecutive_failures, trial_slot) VALUES ($1, 1, $2)", [channelKey, `slot-${jobs[0]!.ids.requestId}`]);
+    for (const job of jobs) {
+      await db.query("INSERT INTO generation.channel_slots (slot_id, channel_key, holder, expires_at) VALUES ($1, $2, 'test', now() + interval '1 minute')", [`slot-${job.ids.requestId}`, channelKey]);
+      await db.query("INSERT INTO generation.job_leases (request_id, account_id, expires_at) VALUES ($1, $2, now() + interval '1 minute')", [job.ids.requestId, job.ids.accountId]);
+    }
+    const expiresAt = new Date(Date.now() + 3_600_000);
+    const { db: countingDb, statements } = counting(db);
+    const successes = jobSuccessWriter(countingDb);
+    // The third job's slot and lease are left to it (a local slot, a job without a lease).
+    await Promise.all(
+      jobs.map((job, index) =>
+        successes.call({
+          ids: job.ids,
+          images: [{ imageId: `img_freed${job.ids.requestId.slice(4)}`, contentType: "image/png", width: 1024, height: 1024, bytes: 1, expiresAt }],
+          slot: index < 2 ? { slotId: `slot-${job.ids.requestId}`, channelKey } : null,
+          leased: index < 2,
+        }),
+      ),
+    );
+    expect(statements()).toBeLessThanOrEqual(2);
+    const slots = await db.query<{ slot_id: string }>("SELECT slot_id FROM generation.channel_slots WHERE channel_key = $1", [channelKey]);
+    expect(slots.rows.map((row) => row.slot_id)).toEqual([`slot-${jobs[2]!.ids.requestId}`]);
+    const leases = await db.query<{ request_id: string }>("SELECT request_id FROM generation.job_leases WHERE request_id = ANY($1::text[])", [jobs.map((job) => job.ids.requestId)]);
+    expect(leases.rows.map((row) => row.request_id)).toEqual([jobs[2]!.ids.requestId]);
+    const state = await db.query("SELECT consecutive_failures, trial_slot FROM generation.channel_state WHERE channel_key = $1", [channelKey]);
+    expect(state.rows).toEqual([{ consecutive_failures: 0, trial_slot: null }]);
+  });
+
   it("fails only the job whose rows the database refuses", async () => {
     const jobs = Array.from({ length: 6 }, () => start());
     await Promise.all(jobs.map((job) => jobStartWriter(db).call(job)));
     const expiresAt = new Date(Date.now() + 3_600_000);
     const image = (imageId: string) => [{ imageId, contentType: "image/png", width: 1024, height: 1024, bytes: 1, expiresAt }];
     const successes = jobSuccessWriter(db);
-    await successes.call({ ids: jobs[0]!.ids, images: image("img_takenimage0001") });
+    await successes.call({ ids: jobs[0]!.ids, images: image("img_takenimage0001"), slot: null, leased: false });
     // Five at once; the third reuses the first job's image id, which the images' primary key refuses.
     const rest = jobs.slice(1);
-    const results = await Promise.allSettled(rest.map((job, index) => successes.call({ ids: job.ids, images: image(index === 2 ? "img_takenimage0001" : `img_ownimage0000${index}`) })));
+    const results = await Promise.allSettled(rest.map((job, index) => successes.call({ ids: job.ids, images: image(index === 2 ? "img_takenimage0001" : `img_ownimage0000${index}`), slot: null, leased: false })));
     expect(results.map((result) => result.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled"]);
     const finished = await db.query<{ request_id: string }>("SELECT request_id FROM generation.jobs WHERE status = 'succeeded' AND request_id = ANY($1::text[])", [rest.map((job) => job.ids.requestId)]);
     expect(finished.rows.map((row) => row.request_id).sort()).toEqual(rest.filter((_, index) => index !== 2).map((job) => job.ids.requestId).sort());

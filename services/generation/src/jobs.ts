@@ -9,7 +9,7 @@ import type { Catalog } from "./catalog.ts";
 import { ChannelPool, type ChannelCapacity, type ChannelSlot } from "./capacity.ts";
 import { validateImageRequest, type JobSpec } from "./validate.ts";
 import { CallGate } from "./call-gate.ts";
-import { jobStartWriter, jobSuccessWriter, recordJobChannel, recordJobFailure, type JobStart, type JobSuccess, type StoredImage } from "./job-store.ts";
+import { jobStartWriter, jobSuccessWriter, recordJobChannel, recordJobFailure, recordJobNotRun, type JobStart, type JobSuccess, type StoredImage } from "./job-store.ts";
 import { generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
 import type { ImageStore } from "./storage/store.ts";
 import { signImagePath } from "./storage/signed-links.ts";
@@ -108,55 +108,101 @@ export class JobRunner {
       return this.#notStarted(req.requestId, error);
     }
     if (!admission.ok) return refused(admission.refusal);
-    const releaseLease = admission.leased ? () => this.#releaseLease(req.requestId) : async () => {};
-    let taken;
-    try {
-      taken = await this.channels.take(spec.model, spec.tier, cannotRun(spec));
-    } catch (error) {
+    const lease = { held: admission.leased };
+    const releaseLease = async () => {
+      if (!lease.held) return;
+      lease.held = false;
+      await this.#releaseLease(req.requestId);
+    };
+    const admitted = await this.#slotAndHold(req, spec, ids);
+    if (!admitted.ok) {
       await releaseLease();
-      return this.#notStarted(req.requestId, error);
+      return admitted.reply;
     }
-    if (!taken.ok) {
-      await releaseLease();
-      this.deps.metrics?.noCapacity(spec.model.id);
-      const message =
-        taken.reason === "full"
-          ? `No capacity for ${spec.model.id} at present; retry in about a minute`
-          : `No healthy upstream for ${spec.model.id} at present; retry in ${taken.retryAfterSeconds} seconds`;
-      return refused(refusal(ErrorCode.NO_CAPACITY, message, { retryAfterSeconds: taken.retryAfterSeconds, shouldRetry: true }) as Refusal);
-    }
-    const slot = taken.slot;
-    let started: Promise<void>;
-    try {
-      const reservation = await this.#reserveGate.run(() =>
-        this.deps.billing.reserve({
-          ...ids,
-          keyLimitMicros: req.keyLimitMicros,
-          model: spec.model.id,
-          tier: spec.tier,
-          size: spec.size.label,
-          imagesRequested: spec.n,
-          user: req.user,
-        }),
-      );
-      if (reservation.result.case !== "hold") {
-        await slot.release();
-        await releaseLease();
-        return refused(reservation.result.value ?? (refusal(ErrorCode.INTERNAL_ERROR, "billing gave no answer") as Refusal));
-      }
-      // The start row is written while the upstream works (its 0.5 ms off the answer's
-      // path); #run waits for it before the job's first write of its own (channel, outcome).
-      started = this.#jobStarts.call({ ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name });
-      started.catch(() => {});
-    } catch (error) {
-      await slot.release();
-      await releaseLease();
-      return this.#notStarted(req.requestId, error);
-    }
-    const job = this.#run(ids, spec, req.responseFormat, slot, started).finally(releaseLease);
+    const { slot } = admitted;
+    // The start row is written while the upstream works (its 0.5 ms off the answer's
+    // path); #run waits for it before the job's first write of its own (channel, outcome).
+    const started = this.#jobStarts.call({ ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name });
+    started.catch(() => {});
+    const job = this.#run(ids, spec, req.responseFormat, slot, started, lease).finally(releaseLease);
     this.#inFlight.add(job);
     job.finally(() => this.#inFlight.delete(job)).catch(() => {});
     return job;
+  }
+
+  /**
+   * A channel slot and the billing hold, or the refusal. When the channel is known to
+   * have room (capacity.ts likelyFree) both are asked for at once, one round trip
+   * instead of two on the answer's path; otherwise (a channel near its capacity, or
+   * with its breaker open) the slot comes first, so a request refused for capacity
+   * holds nothing. A hold made for a job that then finds no slot is given back
+   * through the job's recorded failure (#refuseAfterHold).
+   */
+  async #slotAndHold(req: CreateImageRequest, spec: JobSpec, ids: BillingEventIds): Promise<{ ok: true; slot: ChannelSlot } | { ok: false; reply: CreateImageReply }> {
+    const exclude = cannotRun(spec);
+    if (!this.channels.likelyFree(spec.model, spec.tier, exclude)) {
+      const taken = await settle(this.channels.take(spec.model, spec.tier, exclude));
+      if (!taken.ok) return { ok: false, reply: this.#notStarted(req.requestId, taken.error) };
+      if (!taken.value.ok) return { ok: false, reply: this.#noCapacity(spec, taken.value) };
+      return this.#holdFor(taken.value.slot, await settle(this.#reserve(req, spec, ids)), req.requestId);
+    }
+    const [taken, reservation] = await Promise.all([settle(this.channels.take(spec.model, spec.tier, exclude)), settle(this.#reserve(req, spec, ids))]);
+    const held = reservation.ok && reservation.value.result.case === "hold";
+    if (!taken.ok) return { ok: false, reply: this.#notStarted(req.requestId, taken.error) };
+    if (!taken.value.ok) {
+      const reply = this.#noCapacity(spec, taken.value);
+      return { ok: false, reply: held ? await this.#refuseAfterHold(ids, spec, req.responseFormat, reply) : reply };
+    }
+    return this.#holdFor(taken.value.slot, reservation, req.requestId);
+  }
+
+  /** The reservation's answer for a job that has its slot: the slot goes back unless billing held the price. */
+  async #holdFor(slot: ChannelSlot, reservation: Settled<Reservation>, requestId: string): Promise<{ ok: true; slot: ChannelSlot } | { ok: false; reply: CreateImageReply }> {
+    if (reservation.ok && reservation.value.result.case === "hold") return { ok: true, slot };
+    await slot.release();
+    if (!reservation.ok) return { ok: false, reply: this.#notStarted(requestId, reservation.error) };
+    const answer = reservation.value.result;
+    return { ok: false, reply: refused(answer.case === "refusal" ? answer.value : (refusal(ErrorCode.INTERNAL_ERROR, "billing gave no answer") as Refusal)) };
+  }
+
+  #reserve(req: CreateImageRequest, spec: JobSpec, ids: BillingEventIds): Promise<Reservation> {
+    return this.#reserveGate.run(() =>
+      this.deps.billing.reserve({
+        ...ids,
+        keyLimitMicros: req.keyLimitMicros,
+        model: spec.model.id,
+        tier: spec.tier,
+        size: spec.size.label,
+        imagesRequested: spec.n,
+        user: req.user,
+      }),
+    );
+  }
+
+  #noCapacity(spec: JobSpec, taken: { reason: "full" | "unhealthy"; retryAfterSeconds: number }): CreateImageReply {
+    this.deps.metrics?.noCapacity(spec.model.id);
+    const message =
+      taken.reason === "full"
+        ? `No capacity for ${spec.model.id} at present; retry in about a minute`
+        : `No healthy upstream for ${spec.model.id} at present; retry in ${taken.retryAfterSeconds} seconds`;
+    return refused(refusal(ErrorCode.NO_CAPACITY, message, { retryAfterSeconds: taken.retryAfterSeconds, shouldRetry: true }) as Refusal);
+  }
+
+  /**
+   * Billing held the price but no channel had room: the job is recorded as failed with
+   * the capacity refusal, and its `failed` event makes billing give the hold back, as
+   * for any failed job (nothing is charged). Should that write fail, billing's sweeper
+   * gives the hold back when it expires.
+   */
+  async #refuseAfterHold(ids: BillingEventIds, spec: JobSpec, format: ResponseFormat, reply: CreateImageReply): Promise<CreateImageReply> {
+    const refusalValue = reply.result?.case === "refusal" ? reply.result.value : undefined;
+    try {
+      await recordJobNotRun(this.deps.db, { ids, spec, responseFormat: ResponseFormat[format] ?? "URL", channel: "" }, refusalValue?.code ?? ErrorCode.NO_CAPACITY, refusalValue?.message ?? "No capacity");
+      this.deps.relay.poke();
+    } catch (error) {
+      this.deps.logger.warn({ err: error, requestId: ids.requestId }, "could not record a job refused for capacity after its hold; billing's sweeper releases the hold");
+    }
+    return reply;
   }
 
   /** A lease lasts as long as a job can: the time limit plus the grace the orphan sweeper gives it. */
@@ -189,7 +235,7 @@ export class JobRunner {
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
   }
 
-  async #run(ids: BillingEventIds, spec: JobSpec, format: ResponseFormat, firstSlot: ChannelSlot, started: Promise<void>): Promise<CreateImageReply> {
+  async #run(ids: BillingEventIds, spec: JobSpec, format: ResponseFormat, firstSlot: ChannelSlot, started: Promise<void>, lease: { held: boolean }): Promise<CreateImageReply> {
     const log = this.deps.logger.child({ requestId: ids.requestId, model: spec.model.id });
     const { signal, clear: clearDeadline } = jobDeadline(this.deps.config.jobTimeoutMs);
     const jobEnded = this.deps.metrics?.jobStarted(spec.model.id, firstSlot.channel.name);
@@ -203,7 +249,11 @@ export class JobRunner {
       if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused");
       const encoded = await Promise.all(outcome.images.map((png) => encodeImage(png, spec.output)));
       const stored = await this.#store(spec, encoded);
-      await this.#jobSuccesses.call({ ids, images: stored });
+      // The slot and the lease go back in the success's own statement (job-store.ts).
+      const handOff = slot.handOff();
+      await this.#jobSuccesses.call({ ids, images: stored, slot: handOff, leased: lease.held });
+      if (handOff) slot.handedOff();
+      lease.held = false;
       this.deps.relay.poke();
       metricOutcome = "succeeded";
       log.info({ images: stored.length, channel: slot.channel.name, resized: outcome.resized }, "job succeeded");
@@ -220,7 +270,8 @@ export class JobRunner {
       return await this.#fail(ids, message, true);
     } finally {
       clearDeadline();
-      // Awaited before the answer, so a client that waits for one job before the next finds its slot free.
+      // Awaited before the answer, so a client that waits for one job before the next finds its slot free
+      // (a no-op once the success statement gave it back).
       await slot.release();
       jobEnded?.(metricOutcome);
     }
@@ -328,6 +379,17 @@ function cannotRun(spec: JobSpec): Set<string> {
   if (!edit) return new Set();
   const needs = { withMask: edit.mask !== undefined, images: edit.images.length };
   return new Set(spec.model.channels.filter((channel) => !channelCanEdit(channel, needs)).map((channel) => channelKey(spec.model.id, channel.name)));
+}
+
+type Reservation = Awaited<ReturnType<Client<typeof BillingService>["reserve"]>>;
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/** The promise's value or error, for steps that run side by side and are judged together. */
+function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
+  return promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
 }
 
 /** The promise's error once it has rejected; null once it has resolved. */

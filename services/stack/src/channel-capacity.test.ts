@@ -27,6 +27,7 @@ let dataDir: string;
 let quota: Simulator; // alpha-2.5-flare's only channel, capacity 2
 let flaky: Simulator; // beta's first channel, whose breaker opens
 let steady: Simulator; // beta's second channel
+let roomy: Simulator; // alpha-2.5-sunburst's only channel, capacity 3
 let edges: [string, string];
 let generations: [ReturnType<typeof generationClient>, ReturnType<typeof generationClient>];
 const warnings: string[] = [];
@@ -47,6 +48,7 @@ function modelsFile(): string {
   const models = [
     { id: "alpha-2.5-flare", family: "alpha", tiers: ["1K"], channels: [channel("quota", quota, 2, 1)] },
     { id: "beta", family: "beta", tiers: ["1K"], channels: [channel("flaky", flaky, 8, 1), channel("steady", steady, 8, 2)] },
+    { id: "alpha-2.5-sunburst", family: "alpha", tiers: ["1K"], channels: [channel("roomy", roomy, 3, 1)] },
   ];
   writeFileSync(path, JSON.stringify({ models }));
   return path;
@@ -93,7 +95,7 @@ const databaseNow = async () => (await db.query<{ now: Date }>("SELECT clock_tim
 
 beforeAll(async () => {
   const behaviour = { behaviour: { apiKey: SIM_KEY } };
-  [quota, flaky, steady] = await Promise.all([startSimulator("openai", behaviour), startSimulator("openai", behaviour), startSimulator("openai", behaviour)]);
+  [quota, flaky, steady, roomy] = await Promise.all([1, 2, 3, 4].map(() => startSimulator("openai", behaviour)));
   database = await freshDatabase(process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
   dataDir = mkdtempSync(join(tmpdir(), "orvado-capacity-"));
   stack = await ProcessStack.start({
@@ -123,12 +125,12 @@ afterAll(async () => {
   await stack?.stop();
   await db?.close();
   await database?.drop();
-  await Promise.all([quota, flaky, steady].map((sim) => sim?.close()));
+  await Promise.all([quota, flaky, steady, roomy].map((sim) => sim?.close()));
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 beforeEach(() => {
-  for (const sim of [quota, flaky, steady]) sim.reset();
+  for (const sim of [quota, flaky, steady, roomy]) sim.reset();
 });
 
 const quotaInUse = async (client: (typeof generations)[number]) =>
@@ -163,6 +165,32 @@ describe("a channel's capacity across two generation replicas (processes, one Po
     const balance = await balanceOf(accountId);
     expect([balance.balanceMicros, balance.heldMicros]).toEqual([5_000_000n - 2n * FLARE_1K_MICROS, 0n]);
     expect(await quotaInUse(generations[1])).toBe(0);
+  });
+});
+
+// docs/architecture.md#a-jobs-steps: a replica whose last take left room asks for the slot
+// and the billing hold at once. Replica 2 fills the channel behind replica 1's back, so
+// replica 1's next job is held, then finds no slot: 503 no_capacity, and the hold goes
+// back through the job's recorded failure.
+describe("a job refused for capacity after its hold was made", () => {
+  it("answers 503 no_capacity, records the job failed with that refusal, and charges nothing", async () => {
+    const { accountId, key } = await newFundedKey(5n);
+    // Replica 1 learns that the channel has room (3 - 1 after its take).
+    expect((await generate(edges[0], key, "alpha-2.5-sunburst", "warm up")).status).toBe(200);
+    const held = Array.from({ length: 3 }, (_, index) => generate(edges[1], key, "alpha-2.5-sunburst", `held ${index} [sim:delay=4000]`));
+    await until(() => roomy.inFlight === 3, "replica 2 to fill the channel");
+    const late = await generate(edges[0], key, "alpha-2.5-sunburst", "one too many");
+    expect(late.status).toBe(503);
+    expect((await json(late)).error).toMatchObject({ type: "gateway_error", code: "no_capacity" });
+    const requestId = late.headers.get("x-gateway-request-id")!;
+    expect(await settledStatus(edges[0], requestId)).toBe("not_charged");
+    const job = await fetch(`${edges[0]}/v1/images/generations/${requestId}`, { headers: { authorization: `Bearer ${key}` } });
+    expect((await json(job)).error).toMatchObject({ code: "no_capacity" });
+    expect((await Promise.all(held)).map((response) => response.status)).toEqual([200, 200, 200]);
+    for (const response of await Promise.all(held)) await settledStatus(edges[0], response.headers.get("x-gateway-request-id")!);
+    const balance = await balanceOf(accountId);
+    expect([balance.balanceMicros, balance.heldMicros]).toEqual([5_000_000n - 4n * 60_000n, 0n]);
+    expect(roomy.count("generate")).toBe(4);
   });
 });
 
