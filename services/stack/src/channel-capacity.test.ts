@@ -95,7 +95,7 @@ const databaseNow = async () => (await db.query<{ now: Date }>("SELECT clock_tim
 
 beforeAll(async () => {
   const behaviour = { behaviour: { apiKey: SIM_KEY } };
-  [quota, flaky, steady, roomy] = await Promise.all([1, 2, 3, 4].map(() => startSimulator("openai", behaviour)));
+  [quota, flaky, steady, roomy] = (await Promise.all([1, 2, 3, 4].map(() => startSimulator("openai", behaviour)))) as [Simulator, Simulator, Simulator, Simulator];
   database = await freshDatabase(process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
   dataDir = mkdtempSync(join(tmpdir(), "orvado-capacity-"));
   stack = await ProcessStack.start({
