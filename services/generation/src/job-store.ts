@@ -88,48 +88,18 @@ export function jobSuccessWriter(db: Db): SharedCalls<JobSuccess, void> {
   });
 }
 
-/**
- * Prepared like the start rows (its text is the same for every batch). A batch's
- * UPDATE gets a plan for each batch's own size: PostgreSQL keeps planning a
- * prepared statement for its values while a plan for unknown values (which
- * guesses 100 jobs) would cost more, so a batch of a few jobs finds them by index.
- * One job (every outcome at one connection) names its row directly, a plan
- * PostgreSQL keeps for the session instead of making one per call.
- */
-function jobSuccessStatement(eventsSql: string, oneJob: boolean): string {
-  const finished = oneJob
-    ? "UPDATE generation.jobs SET status = 'succeeded', images_delivered = $10, finished_at = now() WHERE request_id = $9"
-    : `UPDATE generation.jobs AS job SET status = 'succeeded', images_delivered = done.images, finished_at = now()
-         FROM unnest($9::text[], $10::int[]) AS done (request_id, images) WHERE job.request_id = done.request_id`;
-  return prepareStatement(
-    `WITH stored AS (
-       INSERT INTO generation.images (image_id, request_id, position, content_type, width, height, bytes, expires_at)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[])
-     ), finished AS (
-       ${finished}
-     ), freed_slots AS (
-       DELETE FROM generation.channel_slots WHERE slot_id = ANY($11::text[])
-     ), closed_breakers AS (
-       UPDATE generation.channel_state SET consecutive_failures = 0, opened_until = NULL, trial_slot = NULL
-        WHERE channel_key = ANY($12::text[]) AND (consecutive_failures <> 0 OR trial_slot IS NOT NULL)
-     ), freed_leases AS (
-       DELETE FROM generation.job_leases WHERE request_id = ANY($13::text[])
-     )
-     ${eventsSql}`,
-  );
-}
+const RECORD_JOB_SUCCESSES = prepareStatement(
+  "SELECT generation.record_job_successes($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[], $9::text[], $10::int[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::bytea[])",
+);
 
 async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void> {
   const images = successes.flatMap(({ ids, images }) => images.map((image, position) => ({ requestId: ids.requestId, position, image })));
   const events = billingEventsInsert(
     "generation",
     successes.map(({ ids, images }) => ({ ids, kind: { case: "completed" as const, value: { imagesDelivered: images.length } } })),
-    14,
+    1,
   );
-  const oneJob = successes.length === 1;
-  const requestIds = successes.map((success) => success.ids.requestId);
-  const delivered = successes.map((success) => success.images.length);
-  await db.query(jobSuccessStatement(events.sql, oneJob), [
+  await db.query(RECORD_JOB_SUCCESSES, [
     images.map((row) => row.image.imageId),
     images.map((row) => row.requestId),
     images.map((row) => row.position),
@@ -138,11 +108,12 @@ async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void
     images.map((row) => row.image.height),
     images.map((row) => row.image.bytes),
     images.map((row) => row.image.expiresAt),
-    oneJob ? requestIds[0] : requestIds,
-    oneJob ? delivered[0] : delivered,
+    successes.map((success) => success.ids.requestId),
+    successes.map((success) => success.images.length),
     successes.flatMap((success) => (success.slot ? [success.slot.slotId] : [])),
     [...new Set(successes.flatMap((success) => (success.slot ? [success.slot.channelKey] : [])))],
     successes.flatMap((success) => (success.leased ? [success.ids.requestId] : [])),
+    // The outbox rows as billingEventsInsert builds them: topic, key, event id, value.
     ...events.params,
   ]);
 }
