@@ -146,7 +146,9 @@ export class JobRunner {
       if (!taken.value.ok) return { ok: false, reply: this.#noCapacity(spec, taken.value) };
       return this.#holdFor(taken.value.slot, await settle(this.#reserve(req, spec, ids)), req.requestId);
     }
-    const [taken, reservation] = await Promise.all([settle(this.channels.take(spec.model, spec.tier, exclude)), settle(this.#reserve(req, spec, ids))]);
+    // The reservation is sent first: it is the longer of the two statements.
+    const reserving = settle(this.#reserve(req, spec, ids));
+    const [taken, reservation] = await Promise.all([settle(this.channels.take(spec.model, spec.tier, exclude)), reserving]);
     const held = reservation.ok && reservation.value.result.case === "hold";
     if (!taken.ok) return { ok: false, reply: this.#notStarted(req.requestId, taken.error) };
     if (!taken.value.ok) {
