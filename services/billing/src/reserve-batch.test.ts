@@ -168,12 +168,12 @@ describe("billing.reserve_holds, a batch at once", () => {
     expect(scans).toEqual({ cost_records: 0, balances: 0, key_spend: 0, ledger: 0 });
   });
 
-  it("is used for concurrent reservations; a reservation alone takes the per-hold loop, which costs less for one", async () => {
+  it("is used for concurrent reservations; a reservation alone is one billing.reserve_hold call, which costs less for one", async () => {
     const accountId = await fundedAccount(billing.client, 1n * USD);
     const reserveOne = (db: Db) => reserve(db, betaReserve({ requestId: uniqueId("req"), accountId, keyId: uniqueId("key") }), 3_600_000);
     const alone = countingStatements(billing.db);
     expect(await reserveOne(alone.db)).toHaveProperty("hold");
-    expect(alone.texts().filter((sql) => sql.includes("billing.reserve_holds"))).toEqual([expect.stringContaining("billing.reserve_holds_each(")]);
+    expect(alone.texts().filter((sql) => sql.includes("billing.reserve_hold"))).toEqual([expect.stringContaining("billing.reserve_hold(")]);
     const together = countingStatements(billing.db);
     const outcomes = await Promise.all(Array.from({ length: 12 }, () => reserveOne(together.db)));
     expect(outcomes.every((outcome) => "hold" in outcome)).toBe(true);

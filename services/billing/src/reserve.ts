@@ -32,11 +32,15 @@ const reserveStatement = (fn: string) =>
 /** A batch's holds with one statement per table when they all fit (sql/functions/reserve_holds.sql). */
 const RESERVE_HOLDS = reserveStatement("reserve_holds");
 /**
- * One hold through billing.reserve_hold, as the batch's fallback does: for a batch
- * of one, checking that it fits and then writing it set by set costs PostgreSQL more
- * than the loop (0.76-0.79 against 0.59 ms a call at one connection, docs/performance.md#measured-design-choices).
+ * A hold alone (every reservation at one connection) is billing.reserve_hold itself:
+ * checking that a batch fits and then writing it set by set costs PostgreSQL more
+ * than the loop (0.76-0.79 against 0.59 ms a call at one connection), and the loop's
+ * own wrapper (reserve_holds_each) more than the call inside it (pgbench at one
+ * client on one database: 0.79-1.15 ms against 0.58-0.81 ms, docs/performance.md#measured-design-choices).
  */
-const RESERVE_EACH = reserveStatement("reserve_holds_each");
+const RESERVE_ONE = prepareStatement(
+  "SELECT 1 AS item, h.* FROM billing.reserve_hold($1, $2, $3, $4::bigint, $5, $6, $7, $8::int, $9::timestamptz, $10::bigint, $11, $12, $13, $14::bytea) AS h",
+);
 
 const quotaRefusal = (message: string) => ({ refusal: refusal(ErrorCode.INSUFFICIENT_USER_QUOTA, message) as Refusal });
 
@@ -151,7 +155,7 @@ async function reserveHolds(q: Queryable, calls: HoldCall[]): Promise<HoldRow[]>
     });
     return { input, tier, unitPriceMicros, expiresAt, event };
   });
-  const { rows: held } = await q.query<HoldRow & { item: number }>(rows.length === 1 ? RESERVE_EACH : RESERVE_HOLDS, [
+  const columns = [
     rows.map((row) => row.input.requestId),
     rows.map((row) => row.input.accountId),
     rows.map((row) => row.input.keyId),
@@ -166,7 +170,10 @@ async function reserveHolds(q: Queryable, calls: HoldCall[]): Promise<HoldRow[]>
     BILLING_TOPIC,
     rows.map((row) => row.event.id),
     rows.map((row) => Buffer.from(row.event.value.buffer, row.event.value.byteOffset, row.event.value.byteLength)),
-  ]);
+  ];
+  // Alone, each column's only value; the topic is one value either way.
+  const params = rows.length === 1 ? columns.map((column) => (Array.isArray(column) ? column[0] : column)) : columns;
+  const { rows: held } = await q.query<HoldRow & { item: number }>(rows.length === 1 ? RESERVE_ONE : RESERVE_HOLDS, params);
   const byItem = new Map(held.map((row) => [Number(row.item), row]));
   return rows.map((_, index) => byItem.get(index + 1)!);
 }

@@ -114,7 +114,9 @@ export class JobRunner {
       lease.held = false;
       await this.#releaseLease(req.requestId);
     };
+    const slotAsked = performance.now();
     const admitted = await this.#slotAndHold(req, spec, ids);
+    this.deps.metrics?.stepTook("slot_and_hold", slotAsked);
     if (!admitted.ok) {
       await releaseLease();
       return admitted.reply;
@@ -244,18 +246,24 @@ export class JobRunner {
     let metricOutcome: JobOutcome = "failed";
     let slot = firstSlot;
     try {
+      let stepStart = performance.now();
       const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, started);
+      this.deps.metrics?.stepTook("upstream", stepStart);
       const notRecorded = await failureOf(started);
       if (notRecorded) return this.#notStarted(ids.requestId, notRecorded.error);
       if (!outcome.ok) metricOutcome = outcome.kind === "refused" ? "refused" : "failed";
       if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused");
+      stepStart = performance.now();
       const encoded = await Promise.all(outcome.images.map((png) => encodeImage(png, spec.output)));
       const stored = await this.#store(spec, encoded);
+      this.deps.metrics?.stepTook("store", stepStart);
+      stepStart = performance.now();
       // The slot and the lease go back in the success's own statement (job-store.ts).
       const handOff = slot.handOff();
       await this.#jobSuccesses.call({ ids, images: stored, slot: handOff, leased: lease.held });
       if (handOff) slot.handedOff();
       lease.held = false;
+      this.deps.metrics?.stepTook("outcome", stepStart);
       this.deps.relay.poke();
       metricOutcome = "succeeded";
       log.info({ images: stored.length, channel: slot.channel.name, resized: outcome.resized }, "job succeeded");
@@ -342,7 +350,9 @@ export class JobRunner {
   }
 
   async #fail(ids: BillingEventIds, message: string, shouldRetry: boolean): Promise<CreateImageReply> {
+    const recording = performance.now();
     await recordJobFailure(this.deps.db, ids, ErrorCode.ASYNC_IMAGE_FAILED, message, shouldRetry);
+    this.deps.metrics?.stepTook("outcome", recording);
     this.deps.relay.poke();
     return refused(refusal(ErrorCode.ASYNC_IMAGE_FAILED, message, { shouldRetry }) as Refusal);
   }

@@ -6,6 +6,13 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 
 export type JobOutcome = "succeeded" | "failed" | "refused" | "timeout" | "no_capacity";
 
+/**
+ * The steps of a job on its answer's path (docs/architecture.md#one-request-step-by-step):
+ * the channel slot with the billing hold, the upstream call (failovers included), storing
+ * the images, and recording the outcome (success or failure).
+ */
+export type JobStep = "slot_and_hold" | "upstream" | "store" | "outcome";
+
 export interface CapacityReading {
   model: string;
   channel: string;
@@ -49,6 +56,14 @@ export class GenerationMetrics {
     registers: [this.registry],
   });
 
+  readonly #steps = new Histogram({
+    name: "orvado_generation_job_step_seconds",
+    help: "Time each step of a job took on its answer's path: slot_and_hold, upstream, store, outcome",
+    labelNames: ["step"] as const,
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+    registers: [this.registry],
+  });
+
   constructor() {
     const read = () => this.#capacity();
     for (const [name, help, pick] of [
@@ -88,6 +103,11 @@ export class GenerationMetrics {
       stopTimer({ outcome });
       this.#outcomes.inc({ ...labels, outcome });
     };
+  }
+
+  /** A step that began at `startedAt` (performance.now()) has just ended. */
+  stepTook(step: JobStep, startedAt: number): void {
+    this.#steps.observe({ step }, (performance.now() - startedAt) / 1000);
   }
 
   noCapacity(model: string): void {

@@ -321,5 +321,8 @@ describe("GET /metrics", () => {
     expect(after).toMatch(/^orvado_generation_capacity_limit\{model="beta-2-lite",channel="[^"]+"\} \d+$/m);
     expect(after).toMatch(/^orvado_generation_jobs_in_flight\{model="beta-2-lite",channel="[^"]+"\} 0$/m);
     expect(after).toMatch(/^orvado_edge_generation_metrics_up 1$/m);
+    // Each step of the answer's path: the success went through all four, the refusal through all but store.
+    const steps = (text: string, step: string) => sample(text, new RegExp(`^orvado_generation_job_step_seconds_count\\{step="${step}"\\} (\\d+)$`, "m"));
+    expect(["slot_and_hold", "upstream", "store", "outcome"].map((step) => steps(after, step) - steps(before, step))).toEqual([2, 2, 1, 2]);
   });
 });
