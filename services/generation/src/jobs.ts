@@ -124,7 +124,10 @@ export class JobRunner {
     const { slot } = admitted;
     // The start row is written while the upstream works (its 0.5 ms off the answer's
     // path); #run waits for it before the job's first write of its own (channel, outcome).
-    const started = this.#jobStarts.call({ ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name });
+    // It is sent once the upstream request has gone out (setImmediate runs after the
+    // microtasks and ticks that send it), so the model starts on the job first.
+    const start = { ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name };
+    const started = new Promise<void>((resolve, reject) => setImmediate(() => this.#jobStarts.call(start).then(resolve, reject)));
     started.catch(() => {});
     const job = this.#run(ids, spec, req.responseFormat, slot, started, lease).finally(releaseLease);
     this.#inFlight.add(job);
