@@ -52,7 +52,8 @@ export async function generateOnChannel(
     onRefusal: (reason) => (refusal ??= reason),
   });
   const call = provider.factory({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs });
-  const signal = channel.timeoutMs ? AbortSignal.any([jobSignal, AbortSignal.timeout(channel.timeoutMs)]) : jobSignal;
+  const deadline = channel.timeoutMs ? callDeadline(jobSignal, channel.timeoutMs) : null;
+  const signal = deadline?.signal ?? jobSignal;
   const results = await Promise.allSettled(
     batches(request.n, call.maxImagesPerCall).map((count) =>
       generateImage({
@@ -70,7 +71,7 @@ export async function generateOnChannel(
         abortSignal: signal,
       }),
     ),
-  );
+  ).finally(() => deadline?.clear());
   jobSignal.throwIfAborted();
   const delivered = results.flatMap((result) => (result.status === "fulfilled" ? result.value.images.map(imageBytes) : []));
   const errors = results.flatMap((result) => (result.status === "rejected" ? [result.reason as unknown] : []));
@@ -91,6 +92,28 @@ async function fitAll(images: Uint8Array[], request: UpstreamRequest, errors: un
     return { ok: false, kind: "failed", message: FAILED_MESSAGE, detail: describe(reason?.reason ?? errors[0]) };
   }
   return { ok: true, images: good.map((image) => image.png), resized: good.filter((image) => image.resized).length };
+}
+
+/**
+ * The channel's time limit for this call, also aborted by the job's own signal.
+ * AbortSignal.any([job, AbortSignal.timeout(ms)]) kept, per call, two more
+ * signals, a registration in Node's set of signals it must not collect, and a
+ * timer that outlived the call by up to the channel's limit; this one is
+ * cleared when the call ends.
+ */
+function callDeadline(jobSignal: AbortSignal, timeoutMs: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const onJobAbort = () => controller.abort(jobSignal.reason);
+  if (jobSignal.aborted) onJobAbort();
+  else jobSignal.addEventListener("abort", onJobAbort, { once: true });
+  const timer = setTimeout(() => controller.abort(new DOMException(`The upstream did not answer within ${timeoutMs} ms`, "TimeoutError")), timeoutMs);
+  return {
+    signal: controller.signal,
+    clear: () => {
+      clearTimeout(timer);
+      jobSignal.removeEventListener("abort", onJobAbort);
+    },
+  };
 }
 
 /** n split into calls of at most `perCall` images: 5 with 2 per call is [2, 2, 1]. */
