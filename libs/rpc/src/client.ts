@@ -2,6 +2,7 @@ import { createClient, type Client } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 import { colocatedTransport } from "./in-process.ts";
+import { HTTP2_SESSION_MEMORY_MB } from "./http2-settings.ts";
 import { AttemptAwareSessionManager, replicaTransport } from "./replicas.ts";
 import { sendSecret } from "./secret.ts";
 
@@ -60,7 +61,7 @@ export function internalClient<T extends DescService>(
       useBinaryFormat: true,
       interceptors,
       acceptCompression: [],
-      sessionManager: new AttemptAwareSessionManager(baseUrl),
+      sessionManager: new AttemptAwareSessionManager(baseUrl, undefined, { maxSessionMemory: HTTP2_SESSION_MEMORY_MB }),
     });
     return transport === "http2" ? network : colocatedTransport(baseUrl, network, interceptors);
   });

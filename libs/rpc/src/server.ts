@@ -6,6 +6,7 @@ import type { Logger } from "@orvado/core";
 import { HealthState } from "./health.ts";
 import { requireSecret } from "./secret.ts";
 import { registerLocalServer } from "./in-process.ts";
+import { HTTP2_SESSION_MEMORY_MB } from "./http2-settings.ts";
 
 export interface RpcServerOptions {
   host: string;
@@ -65,7 +66,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   };
   const interceptors = [logFailures(options.logger), requireSecret(options.secret)];
   const handler = connectNodeAdapter({ routes, interceptors, grpcWeb: false, ...(options.readMaxBytes !== undefined && { readMaxBytes: options.readMaxBytes }) });
-  const server = http2.createServer(handler);
+  const server = http2.createServer({ maxSessionMemory: HTTP2_SESSION_MEMORY_MB }, handler);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);

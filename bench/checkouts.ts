@@ -1,0 +1,72 @@
+// `BENCH_A=<checkout> BENCH_B=<checkout> npm run bench:checkouts`: the same one-process
+// Orvado from two checkouts of this repository (each with its own `npm ci`), side by
+// side against one fake upstream, alternating round by round with direct calls, so that
+// a change is measured against the code before it in one run on the same machine state.
+// Prints each one's p50 and added p50 over direct and req/s, the median over the rounds,
+// and writes bench/results/checkouts-<time>.json.
+//
+// Environment: BENCH_A, BENCH_B (required: checkout directories), BENCH_CONNECTIONS
+// (default 1), BENCH_ROUNDS (default 6), BENCH_DURATION_S (per round, default 6).
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cpus, loadavg } from "node:os";
+import { runLoad, type Target } from "./load.ts";
+import { RESULTS_DIR, startUpstream, clearChildLogs, writeBenchCatalog, BENCH_SERVICE_ENV, logFile, type OrvadoInfo } from "./servers.ts";
+import { directTarget, orvadoTarget, smokeTest } from "./targets.ts";
+import { startReportingChild, type Child } from "./processes.ts";
+import { STACK_NODE_FLAGS } from "../services/stack/src/node-flags.ts";
+import { fixed, formatTable } from "./stats.ts";
+
+const checkouts = { A: process.env.BENCH_A, B: process.env.BENCH_B };
+if (!checkouts.A || !checkouts.B) throw new Error("set BENCH_A and BENCH_B to two checkouts of this repository");
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 6);
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+
+clearChildLogs();
+const loadAtStart = loadavg();
+const upstream = await startUpstream();
+const catalog = writeBenchCatalog(upstream.info.url, 100_000);
+const children: Child<OrvadoInfo>[] = [];
+const targets: Target[] = [directTarget(upstream.info.url)];
+try {
+  for (const [name, root] of Object.entries(checkouts) as [string, string][]) {
+    const child = await startReportingChild<OrvadoInfo>({
+      name: `Orvado ${name}`,
+      // Each checkout's own bench/orvado-main.ts, with the flags npm start uses.
+      args: [...STACK_NODE_FLAGS, "--import", "tsx", join(root, "bench", "orvado-main.ts")],
+      env: { ORVADO_MODELS_FILE: catalog, ...BENCH_SERVICE_ENV, BENCH_ORVADO_ACCOUNTS: "1" },
+      logFile: logFile(`orvado-${name}`),
+    });
+    children.push(child);
+    const target = { ...orvadoTarget(child.info), name };
+    await smokeTest(target);
+    targets.push(target);
+  }
+  for (const target of targets) await runLoad(target, 10, 4);
+  const p50s = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+  const rates = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (let index = 0; index < targets.length; index += 1) {
+      const target = targets[(index + round) % targets.length]!;
+      const result = await runLoad(target, CONNECTIONS, DURATION_S);
+      p50s.get(target.name)!.push(result.p50Ms);
+      rates.get(target.name)!.push(result.rps);
+    }
+  }
+  const direct = median(p50s.get("direct")!);
+  const rows: (string | number)[][] = [["target", "p50 ms", "added p50 ms", "req/s", "p50 of each round"]];
+  for (const target of targets) {
+    const p50 = median(p50s.get(target.name)!);
+    rows.push([target.name === "direct" ? "direct" : `${target.name}: ${checkouts[target.name as "A" | "B"]}`, fixed(p50), target.name === "direct" ? "" : fixed(p50 - direct), fixed(median(rates.get(target.name)!), 0), p50s.get(target.name)!.map((ms) => fixed(ms)).join(" ")]);
+  }
+  process.stdout.write(`\n${formatTable(rows)}\nc=${CONNECTIONS}, ${ROUNDS} × ${DURATION_S}-s rounds; load average (1 min) ${fixed(loadAtStart[0]!)} → ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n`);
+  const file = join(RESULTS_DIR, `checkouts-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+  writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), checkouts, settings: { connections: CONNECTIONS, rounds: ROUNDS, durationS: DURATION_S }, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg(), p50Ms: Object.fromEntries(p50s), rps: Object.fromEntries(rates) }, null, 2));
+  process.stdout.write(`wrote ${file}\n`);
+} finally {
+  for (const child of children) await child.stop();
+  await upstream.stop();
+}
