@@ -92,28 +92,45 @@ export class GenerationMetrics {
   /** Call when a job starts on a channel; call the returned function once with how it ended. */
   jobStarted(model: string, channel: string): (outcome: JobOutcome) => void {
     const labels = { model, channel };
-    this.#requests.inc(labels);
-    this.#inFlight.inc(labels);
-    const stopTimer = this.#duration.startTimer(labels);
+    const key = `${model}\n${channel}`;
+    this.#children(this.#requests, key, labels).inc();
+    const inFlight = this.#children(this.#inFlight, key, labels);
+    inFlight.inc();
+    const started = performance.now();
     let ended = false;
     return (outcome) => {
       if (ended) return;
       ended = true;
-      this.#inFlight.dec(labels);
-      stopTimer({ outcome });
-      this.#outcomes.inc({ ...labels, outcome });
+      inFlight.dec();
+      const withOutcome = { ...labels, outcome };
+      this.#children(this.#duration, `${key}\n${outcome}`, withOutcome).observe((performance.now() - started) / 1000);
+      this.#children(this.#outcomes, `${key}\n${outcome}`, withOutcome).inc();
     };
   }
 
   /** A step that began at `startedAt` (performance.now()) has just ended. */
   stepTook(step: JobStep, startedAt: number): void {
-    this.#steps.observe({ step }, (performance.now() - startedAt) / 1000);
+    this.#children(this.#steps, step, { step }).observe((performance.now() - startedAt) / 1000);
   }
 
   noCapacity(model: string): void {
     const labels = { model, channel: NO_CHANNEL };
     this.#requests.inc(labels);
     this.#outcomes.inc({ ...labels, outcome: "no_capacity" });
+  }
+
+  /**
+   * A metric's child for one set of label values, made once: prom-client hashes the
+   * labels object (its keys sorted) on every inc or observe given one, several times
+   * per job at 100 connections.
+   */
+  readonly #childCache = new Map<object, Map<string, unknown>>();
+  #children<C>(metric: { labels(values: Record<string, string>): C }, key: string, labels: Record<string, string>): C {
+    let byKey = this.#childCache.get(metric);
+    if (!byKey) this.#childCache.set(metric, (byKey = new Map()));
+    let child = byKey.get(key) as C | undefined;
+    if (!child) byKey.set(key, (child = metric.labels(labels)));
+    return child;
   }
 
   /** The Prometheus text exposition of this registry. */

@@ -31,11 +31,22 @@ export function metricsRoutes(app: FastifyInstance, deps: { generation: Client<t
     registers: [registry],
   });
 
+  // Each label set's children, made once: prom-client hashes a labels object (its keys
+  // sorted) on every call given one. Methods are the few Node's parser accepts, routes
+  // the registered patterns, statuses the few the edge sends: the maps stay small.
+  const requestCounters = new Map<string, ReturnType<typeof requests.labels>>();
+  const latencies = new Map<string, ReturnType<typeof latency.labels>>();
   app.addHook("onResponse", async (request, reply) => {
     // The route pattern, not the URL, so ids and signatures do not explode the label set.
     const route = request.routeOptions.url ?? "unmatched";
-    requests.inc({ method: request.method, route, status: String(reply.statusCode) });
-    latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    const status = String(reply.statusCode);
+    const routeKey = `${request.method} ${route}`;
+    let counter = requestCounters.get(`${routeKey} ${status}`);
+    if (!counter) requestCounters.set(`${routeKey} ${status}`, (counter = requests.labels({ method: request.method, route, status })));
+    counter.inc();
+    let timer = latencies.get(routeKey);
+    if (!timer) latencies.set(routeKey, (timer = latency.labels({ method: request.method, route })));
+    timer.observe(reply.elapsedTime / 1000);
   });
 
   app.get("/metrics", async (request, reply) => {
