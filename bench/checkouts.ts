@@ -6,7 +6,8 @@
 // and writes bench/results/checkouts-<time>.json.
 //
 // Environment: BENCH_A, BENCH_B (required: checkout directories), BENCH_CONNECTIONS
-// (default 1), BENCH_ROUNDS (default 6), BENCH_DURATION_S (per round, default 6).
+// (default 1), BENCH_ROUNDS (default 6), BENCH_DURATION_S (per round, default 6);
+// KAFKA_BROKERS puts both on Kafka, each with a topic prefix of its own.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cpus, loadavg } from "node:os";
@@ -16,6 +17,7 @@ import { directTarget, orvadoTarget, smokeTest } from "./targets.ts";
 import { startReportingChild, type Child } from "./processes.ts";
 import { STACK_NODE_FLAGS } from "../services/stack/src/node-flags.ts";
 import { fixed, formatTable } from "./stats.ts";
+import { benchKafkaBrokers, benchKafkaSettings, kafkaEnv } from "./kafka.ts";
 
 const checkouts = { A: process.env.BENCH_A, B: process.env.BENCH_B };
 if (!checkouts.A || !checkouts.B) throw new Error("set BENCH_A and BENCH_B to two checkouts of this repository");
@@ -23,6 +25,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 6);
 
+const brokers = benchKafkaBrokers();
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
 clearChildLogs();
@@ -37,7 +40,7 @@ try {
       name: `Orvado ${name}`,
       // Each checkout's own bench/orvado-main.ts, with the flags npm start uses.
       args: [...STACK_NODE_FLAGS, "--import", "tsx", join(root, "bench", "orvado-main.ts")],
-      env: { ORVADO_MODELS_FILE: catalog, ...BENCH_SERVICE_ENV, BENCH_ORVADO_ACCOUNTS: "1" },
+      env: { ORVADO_MODELS_FILE: catalog, ...BENCH_SERVICE_ENV, BENCH_ORVADO_ACCOUNTS: "1", ...kafkaEnv(brokers.length > 0 ? benchKafkaSettings(brokers) : undefined) },
       logFile: logFile(`orvado-${name}`),
     });
     children.push(child);
@@ -62,9 +65,9 @@ try {
     const p50 = median(p50s.get(target.name)!);
     rows.push([target.name === "direct" ? "direct" : `${target.name}: ${checkouts[target.name as "A" | "B"]}`, fixed(p50), target.name === "direct" ? "" : fixed(p50 - direct), fixed(median(rates.get(target.name)!), 0), p50s.get(target.name)!.map((ms) => fixed(ms)).join(" ")]);
   }
-  process.stdout.write(`\n${formatTable(rows)}\nc=${CONNECTIONS}, ${ROUNDS} × ${DURATION_S}-s rounds; load average (1 min) ${fixed(loadAtStart[0]!)} → ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n`);
+  process.stdout.write(`\n${formatTable(rows)}\nc=${CONNECTIONS}, ${ROUNDS} × ${DURATION_S}-s rounds, ${brokers.length > 0 ? "Kafka" : "the Postgres log"}; load average (1 min) ${fixed(loadAtStart[0]!)} → ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n`);
   const file = join(RESULTS_DIR, `checkouts-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-  writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), checkouts, settings: { connections: CONNECTIONS, rounds: ROUNDS, durationS: DURATION_S }, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg(), p50Ms: Object.fromEntries(p50s), rps: Object.fromEntries(rates) }, null, 2));
+  writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), checkouts, settings: { connections: CONNECTIONS, rounds: ROUNDS, durationS: DURATION_S, kafkaBrokers: brokers }, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg(), p50Ms: Object.fromEntries(p50s), rps: Object.fromEntries(rates) }, null, 2));
   process.stdout.write(`wrote ${file}\n`);
 } finally {
   for (const child of children) await child.stop();

@@ -3,11 +3,14 @@ import kafkajs from "kafkajs";
 import type { Consumer, Kafka as KafkaClient } from "kafkajs";
 import { EVENT_ID_HEADER, kafkaBatchHandler } from "./kafka-batch.ts";
 import { kafkaLogCreator } from "./kafka-log.ts";
-import { Backoff, deferred } from "./timing.ts";
+import { Backoff, DEFAULT_LINGER_MS, deferred } from "./timing.ts";
 import type { KafkaSettings } from "./kafka-settings.ts";
 import { kafkaTopics } from "./kafka-topics.ts";
 import { waitForKafkaGroup } from "./kafka-group-lag.ts";
 import type { EventStream, OutgoingMessage, SubscribeOptions, Subscription } from "./types.ts";
+
+/** What a consumer's fetch waits at the broker to gather (up to DEFAULT_LINGER_MS): a few hundred events. */
+const FETCH_MIN_BYTES = 64 * 1024;
 
 const { Kafka, Partitioners } = kafkajs;
 
@@ -134,6 +137,12 @@ async function startKafkaConsumer(kafka: KafkaClient, options: MemberOptions, pa
       // Three heartbeats fit in a session, as Kafka recommends.
       heartbeatInterval: Math.min(3_000, Math.floor(options.sessionTimeoutMs / 3)),
       retry: { retries: 10, maxRetryTime: 5_000, restartOnFailure: async () => true },
+      // A fetch waits at the broker for 64 kB or the relays' linger, whichever comes first,
+      // as the Postgres log's consumer lingers once woken (timing.ts): one settlement
+      // statement then carries many requests' events, not the one or two that arrived
+      // since the last fetch answered.
+      minBytes: FETCH_MIN_BYTES,
+      maxWaitTimeInMs: DEFAULT_LINGER_MS,
     });
     current = consumer;
     // kafkajs restarts a member after retriable failures itself; after the others it gives up, we do not.
