@@ -47,6 +47,14 @@ async function untilDatabaseTime(at: Date): Promise<void> {
   }
 }
 
+/** One failure on flare's main channel (the pool's threshold is 1), then the cool-down waited out: the breaker is half-open. */
+async function failUntilHalfOpen(pool: ChannelPool): Promise<void> {
+  const failing = slotOf(await pool.take(flare, Tier.TIER_1K));
+  failing.failed();
+  await failing.release();
+  await untilDatabaseTime(await openedUntil("alpha-2.5-flare/main"));
+}
+
 const openedUntil = async (key: string) =>
   (await database.db.query<{ opened_until: Date }>("SELECT opened_until FROM generation.channel_state WHERE channel_key = $1", [key])).rows[0]!.opened_until;
 
@@ -156,10 +164,7 @@ describe("the circuit breaker across replicas", () => {
 
   it("half-opens after the cool-down for exactly one trial across replicas; its success closes the breaker", async () => {
     const [a, b] = [pool({ failureThreshold: 1, cooldownMs: 300 }), pool({ failureThreshold: 1, cooldownMs: 300 })];
-    const failing = slotOf(await a.take(flare, Tier.TIER_1K));
-    failing.failed();
-    await failing.release();
-    await untilDatabaseTime(await openedUntil("alpha-2.5-flare/main"));
+    await failUntilHalfOpen(a);
     expect((await a.health()).get("alpha-2.5-flare/main")).toMatchObject({ state: "half-open", healthy: true });
     const trial = slotOf(await b.take(flare, Tier.TIER_1K));
     expect(trial.channel.name).toBe("main");
@@ -173,10 +178,7 @@ describe("the circuit breaker across replicas", () => {
 
   it("reopens when the trial fails, and a cancelled trial frees the trial without a verdict", async () => {
     const a = pool({ failureThreshold: 1, cooldownMs: 300 });
-    const failing = slotOf(await a.take(flare, Tier.TIER_1K));
-    failing.failed();
-    await failing.release();
-    await untilDatabaseTime(await openedUntil("alpha-2.5-flare/main"));
+    await failUntilHalfOpen(a);
     const cancelled = slotOf(await a.take(flare, Tier.TIER_1K));
     expect(cancelled.channel.name).toBe("main");
     await cancelled.release();
@@ -205,10 +207,7 @@ describe("jobs asking at once", () => {
 
   it("takes one trial only on a half-open channel, even for jobs asking at once", async () => {
     const a = pool({ failureThreshold: 1, cooldownMs: 300 });
-    const failing = slotOf(await a.take(flare, Tier.TIER_1K));
-    failing.failed();
-    await failing.release();
-    await untilDatabaseTime(await openedUntil("alpha-2.5-flare/main"));
+    await failUntilHalfOpen(a);
     const answers = await Promise.all(Array.from({ length: 3 }, () => a.take(flare, Tier.TIER_1K)));
     const channels = answers.map((answer) => (answer.ok ? answer.slot.channel.name : answer.reason));
     expect(channels.sort()).toEqual(["backup", "full", "main"]);
