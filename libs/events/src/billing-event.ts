@@ -1,7 +1,7 @@
 import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { BillingEventSchema } from "@orvado/proto";
 import type { Queryable } from "@orvado/db";
-import { enqueueOutbox, outboxInsert, type OutboxInsert } from "./outbox.ts";
+import { enqueueOutbox, outboxColumns } from "./outbox.ts";
 import { BILLING_TOPIC, type OutgoingMessage } from "./types.ts";
 
 export type BillingEventKind = NonNullable<MessageInitShape<typeof BillingEventSchema>["kind"]>;
@@ -34,11 +34,10 @@ export async function emitBillingEvent(q: Queryable, schema: string, ids: Billin
   await enqueueOutbox(q, schema, BILLING_TOPIC, billingEventMessage(ids, kind));
 }
 
-/** The same events as emitBillingEvent, as one INSERT for the end of a caller's single statement (outboxInsert). */
-export function billingEventsInsert(schema: string, events: { ids: BillingEventIds; kind: BillingEventKind }[], firstParam: number): OutboxInsert {
-  return outboxInsert(
-    schema,
-    events.map((event) => ({ topic: BILLING_TOPIC, message: billingEventMessage(event.ids, event.kind) })),
-    firstParam,
-  );
+/**
+ * The same events as emitBillingEvent, as outbox column arrays (outboxColumns) for a
+ * caller that writes them inside a statement or function of its own.
+ */
+export function billingEventColumns(events: { ids: BillingEventIds; kind: BillingEventKind }[]): ReturnType<typeof outboxColumns> {
+  return outboxColumns(events.map((event) => ({ topic: BILLING_TOPIC, message: billingEventMessage(event.ids, event.kind) })));
 }

@@ -44,6 +44,16 @@ export interface OutboxInsert {
   params: unknown[];
 }
 
+/** An outbox's rows as column arrays, in the order given: topic, key, event id, value. */
+export function outboxColumns(events: { topic: string; message: OutgoingMessage }[]): [string[], string[], string[], Buffer[]] {
+  return [
+    events.map((event) => event.topic),
+    events.map((event) => event.message.key),
+    events.map((event) => event.message.id),
+    events.map(({ message }) => Buffer.from(message.value.buffer, message.value.byteOffset, message.value.byteLength)),
+  ];
+}
+
 /**
  * The INSERT of events into `schema`'s outbox, in the order given, numbering its
  * parameters from firstParam, so a caller can make it the last step of a single
@@ -55,12 +65,7 @@ export function outboxInsert(schema: string, events: { topic: string; message: O
     sql: `INSERT INTO ${outboxTable(schema)} (topic, key, event_id, value)
           SELECT topic, key, event_id, value FROM unnest(${a}::text[], ${b}::text[], ${c}::text[], ${d}::bytea[])
                  WITH ORDINALITY AS event (topic, key, event_id, value, position) ORDER BY position`,
-    params: [
-      events.map((event) => event.topic),
-      events.map((event) => event.message.key),
-      events.map((event) => event.message.id),
-      events.map(({ message }) => Buffer.from(message.value.buffer, message.value.byteOffset, message.value.byteLength)),
-    ],
+    params: outboxColumns(events),
   };
 }
 

@@ -1,4 +1,4 @@
-import { billingEventsInsert, emitBillingEvent, type BillingEventIds } from "@orvado/events";
+import { billingEventColumns, emitBillingEvent, type BillingEventIds } from "@orvado/events";
 import { codeText, SharedCalls, tierName } from "@orvado/core";
 import { prepareStatement, type Db } from "@orvado/db";
 import type { ErrorCode } from "@orvado/proto";
@@ -94,11 +94,7 @@ const RECORD_JOB_SUCCESSES = prepareStatement(
 
 async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void> {
   const images = successes.flatMap(({ ids, images }) => images.map((image, position) => ({ requestId: ids.requestId, position, image })));
-  const events = billingEventsInsert(
-    "generation",
-    successes.map(({ ids, images }) => ({ ids, kind: { case: "completed" as const, value: { imagesDelivered: images.length } } })),
-    1,
-  );
+  const events = billingEventColumns(successes.map(({ ids, images }) => ({ ids, kind: { case: "completed" as const, value: { imagesDelivered: images.length } } })));
   await db.query(RECORD_JOB_SUCCESSES, [
     images.map((row) => row.image.imageId),
     images.map((row) => row.requestId),
@@ -113,8 +109,8 @@ async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void
     successes.flatMap((success) => (success.slot ? [success.slot.slotId] : [])),
     [...new Set(successes.flatMap((success) => (success.slot ? [success.slot.channelKey] : [])))],
     successes.flatMap((success) => (success.leased ? [success.ids.requestId] : [])),
-    // The outbox rows as billingEventsInsert builds them: topic, key, event id, value.
-    ...events.params,
+    // The `completed` events' outbox rows: topic, key, event id, value.
+    ...events,
   ]);
 }
 
