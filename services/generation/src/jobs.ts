@@ -424,10 +424,7 @@ function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
 
 /** The promise's error once it has rejected; null once it has resolved. */
 function failureOf(promise: Promise<unknown>): Promise<{ error: unknown } | null> {
-  return promise.then(
-    () => null,
-    (error: unknown) => ({ error }),
-  );
+  return settle(promise).then((settled) => (settled.ok ? null : { error: settled.error }));
 }
 
 /**

@@ -1,8 +1,8 @@
 -- The outcomes of jobs that succeeded (job-store.ts jobSuccessWriter), one
 -- statement per table, in one durable commit: each job's images, its status
 -- 'succeeded', its `completed` event in the outbox (in the order given), and
--- what it held: its channel slot (a success closes a breaker that had failures,
--- as release_channel_slot does) and its concurrent-job lease.
+-- what it held: its channel slot (a success closes the channel's breaker,
+-- close_breakers) and its concurrent-job lease.
 --
 -- A function, not a statement with a dozen parameters, so that PostgreSQL plans
 -- it once per session: prepared as one statement it was planned again at every
@@ -25,8 +25,7 @@ BEGIN
    WHERE job.request_id = done.request_id;
   IF cardinality(p_slots) > 0 THEN
     DELETE FROM generation.channel_slots c WHERE c.slot_id = ANY(p_slots);
-    UPDATE generation.channel_state s SET consecutive_failures = 0, opened_until = NULL, trial_slot = NULL
-     WHERE s.channel_key = ANY(p_slot_channels) AND (s.consecutive_failures <> 0 OR s.trial_slot IS NOT NULL);
+    PERFORM generation.close_breakers(p_slot_channels);
   END IF;
   IF cardinality(p_leases) > 0 THEN
     DELETE FROM generation.job_leases l WHERE l.request_id = ANY(p_leases);

@@ -9,8 +9,7 @@ CREATE OR REPLACE FUNCTION generation.release_channel_slot(
 BEGIN
   DELETE FROM generation.channel_slots c WHERE c.slot_id = p_slot;
   IF p_outcome = 'succeeded' THEN
-    UPDATE generation.channel_state s SET consecutive_failures = 0, opened_until = NULL, trial_slot = NULL
-     WHERE s.channel_key = p_channel AND (s.consecutive_failures <> 0 OR s.trial_slot IS NOT NULL);
+    PERFORM generation.close_breakers(ARRAY[p_channel]);
   ELSIF p_outcome = 'failed' THEN
     UPDATE generation.channel_state s
        SET consecutive_failures = s.consecutive_failures + 1,

@@ -1,0 +1,8 @@
+-- A call on each of these channels succeeded (the upstream answered: images or a
+-- refusal): their breakers close, the consecutive failures start again from
+-- zero and a half-open trial is over. A channel already closed is not written.
+-- Used by release_channel_slot and record_job_successes, so the rule is here once.
+CREATE OR REPLACE FUNCTION generation.close_breakers(p_channels TEXT[]) RETURNS void LANGUAGE sql AS $$
+  UPDATE generation.channel_state s SET consecutive_failures = 0, opened_until = NULL, trial_slot = NULL
+   WHERE s.channel_key = ANY(p_channels) AND (s.consecutive_failures <> 0 OR s.trial_slot IS NOT NULL);
+$$;
