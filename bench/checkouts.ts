@@ -2,8 +2,8 @@
 // Orvado from two checkouts of this repository (each with its own `npm ci`), side by
 // side against one fake upstream, alternating round by round with direct calls, so that
 // a change is measured against the code before it in one run on the same machine state.
-// Prints each one's p50 and added p50 over direct and req/s, the median over the rounds,
-// and writes bench/results/checkouts-<time>.json.
+// Prints each round, then each one's p50, added p50 over direct and req/s (medians of the
+// rounds, as npm run bench reports them), and writes bench/results/checkouts-<time>.json.
 //
 // Environment: BENCH_A, BENCH_B (required: checkout directories), BENCH_CONNECTIONS
 // (default 1), BENCH_ROUNDS (default 6), BENCH_DURATION_S (per round, default 6);
@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { cpus, loadavg } from "node:os";
 import { runLoad, type Target } from "./load.ts";
 import { RESULTS_DIR, startUpstream, clearChildLogs, writeBenchCatalog, BENCH_SERVICE_ENV, logFile, type OrvadoInfo } from "./servers.ts";
-import { directTarget, orvadoTarget, smokeTest } from "./targets.ts";
+import { directTarget, measure, orvadoTarget, smokeTest } from "./targets.ts";
 import { startReportingChild, type Child } from "./processes.ts";
 import { STACK_NODE_FLAGS } from "../services/stack/src/node-flags.ts";
 import { fixed, formatTable } from "./stats.ts";
@@ -26,7 +26,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 6);
 
 const brokers = benchKafkaBrokers();
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
 clearChildLogs();
 const loadAtStart = loadavg();
@@ -49,25 +48,17 @@ try {
     targets.push(target);
   }
   for (const target of targets) await runLoad(target, 10, 4);
-  const p50s = new Map<string, number[]>(targets.map((t) => [t.name, []]));
-  const rates = new Map<string, number[]>(targets.map((t) => [t.name, []]));
-  for (let round = 0; round < ROUNDS; round += 1) {
-    for (let index = 0; index < targets.length; index += 1) {
-      const target = targets[(index + round) % targets.length]!;
-      const result = await runLoad(target, CONNECTIONS, DURATION_S);
-      p50s.get(target.name)!.push(result.p50Ms);
-      rates.get(target.name)!.push(result.rps);
-    }
+  const rounds: string[] = [];
+  const { results } = await measure(targets, CONNECTIONS, { rounds: ROUNDS, durationS: DURATION_S, log: (line) => rounds.push(line) });
+  const direct = results.find((result) => result.target === "direct")!.p50Ms;
+  const rows: (string | number)[][] = [["target", "p50 ms", "added p50 ms", "req/s"]];
+  for (const result of results) {
+    const name = result.target === "direct" ? "direct" : `${result.target}: ${checkouts[result.target as "A" | "B"]}`;
+    rows.push([name, fixed(result.p50Ms), result.target === "direct" ? "" : fixed(result.p50Ms - direct), fixed(result.rps, 0)]);
   }
-  const direct = median(p50s.get("direct")!);
-  const rows: (string | number)[][] = [["target", "p50 ms", "added p50 ms", "req/s", "p50 of each round"]];
-  for (const target of targets) {
-    const p50 = median(p50s.get(target.name)!);
-    rows.push([target.name === "direct" ? "direct" : `${target.name}: ${checkouts[target.name as "A" | "B"]}`, fixed(p50), target.name === "direct" ? "" : fixed(p50 - direct), fixed(median(rates.get(target.name)!), 0), p50s.get(target.name)!.map((ms) => fixed(ms)).join(" ")]);
-  }
-  process.stdout.write(`\n${formatTable(rows)}\nc=${CONNECTIONS}, ${ROUNDS} × ${DURATION_S}-s rounds, ${brokers.length > 0 ? "Kafka" : "the Postgres log"}; load average (1 min) ${fixed(loadAtStart[0]!)} → ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n`);
+  process.stdout.write(`\n${rounds.join("\n")}\n\n${formatTable(rows)}\nc=${CONNECTIONS}, ${ROUNDS} × ${DURATION_S}-s rounds, ${brokers.length > 0 ? "Kafka" : "the Postgres log"}; load average (1 min) ${fixed(loadAtStart[0]!)} → ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n`);
   const file = join(RESULTS_DIR, `checkouts-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-  writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), checkouts, settings: { connections: CONNECTIONS, rounds: ROUNDS, durationS: DURATION_S, kafkaBrokers: brokers }, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg(), p50Ms: Object.fromEntries(p50s), rps: Object.fromEntries(rates) }, null, 2));
+  writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), checkouts, settings: { connections: CONNECTIONS, rounds: ROUNDS, durationS: DURATION_S, kafkaBrokers: brokers }, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg(), results }, null, 2));
   process.stdout.write(`wrote ${file}\n`);
 } finally {
   for (const child of children) await child.stop();
