@@ -1,10 +1,10 @@
 import { createClient, type Client } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 import { colocatedTransport } from "./in-process.ts";
 import { HTTP2_SESSION_MEMORY_MB } from "./http2-settings.ts";
 import { AttemptAwareSessionManager, replicaTransport } from "./replicas.ts";
 import { sendSecret } from "./secret.ts";
+import { connectTransport } from "./unary-transport.ts";
 
 export type { Client };
 
@@ -55,12 +55,10 @@ export function internalClient<T extends DescService>(
   const transports = replicaUrls(urls).map((baseUrl) => {
     // No compression between services: the big messages are images (PNG does not
     // compress), and gzip/gunzip of every one cost a few % of CPU on the hot path.
-    const network = createConnectTransport({
+    // Connect protocol, binary protobuf over HTTP/2 (unary-transport.ts).
+    const network = connectTransport({
       baseUrl,
-      httpVersion: "2",
-      useBinaryFormat: true,
       interceptors,
-      acceptCompression: [],
       sessionManager: new AttemptAwareSessionManager(baseUrl, undefined, { maxSessionMemory: HTTP2_SESSION_MEMORY_MB }),
     });
     return transport === "http2" ? network : colocatedTransport(baseUrl, network, interceptors);

@@ -28,32 +28,43 @@ function neverReached(error: unknown): boolean {
 
 const refusedBeforeHandler = (error: unknown) => error instanceof ConnectError && REFUSED_BEFORE_HANDLER.has(error.code);
 
-/** `lookup` names where the client can read the outcome (the request lookup, or the console's usage). */
-export async function jobOutcomeOrUnknown<T>(request: FastifyRequest, reply: FastifyReply, lookup: string, call: () => Promise<T>): Promise<T | null> {
+/**
+ * `lookup` names where the client can read the outcome (the request lookup, or the console's usage).
+ * Not an async function: the call is held open for the job's whole duration, and a
+ * suspended async function would keep its frame (and `call`'s closure) for as long
+ * (docs/performance.md#where-the-memory-goes); the catch handler keeps only what an answer needs.
+ */
+export function jobOutcomeOrUnknown<T>(request: FastifyRequest, reply: FastifyReply, lookup: string, call: () => Promise<T>): Promise<T | null> {
+  let pending: Promise<T>;
   try {
-    return await call();
+    pending = call();
   } catch (error) {
-    if (neverReached(error)) {
-      // The connection was refused: the call never left, so no job exists and a retry is safe.
-      request.log.warn({ err: error }, "generation unreachable; no job started");
-      reply.header("retry-after", "5").header("x-should-retry", "true");
-      await sendError(request, reply, ErrorCode.SERVICE_UNAVAILABLE, "The generation service is briefly unavailable; nothing was charged, retry in a few seconds");
-      return null;
-    }
-    if (refusedBeforeHandler(error)) {
-      // Our own fault (the edge should have refused the input): no job, nothing charged.
-      request.log.error({ err: error }, "generation refused the call before running it");
-      await sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The request could not be passed to the generation service; no job was started and nothing was charged");
-      return null;
-    }
-    request.log.warn({ err: error }, "lost the connection to the job");
-    reply.header("x-should-retry", "false");
-    await sendError(
-      request,
-      reply,
-      ErrorCode.JOB_OUTCOME_UNKNOWN,
-      `The connection to the job was lost while it ran; it may still finish and be charged. Do not retry blindly: ${lookup} tells its outcome`,
-    );
+    pending = Promise.reject(error);
+  }
+  return pending.catch((error: unknown) => answerLostCall(request, reply, lookup, error));
+}
+
+async function answerLostCall(request: FastifyRequest, reply: FastifyReply, lookup: string, error: unknown): Promise<null> {
+  if (neverReached(error)) {
+    // The connection was refused: the call never left, so no job exists and a retry is safe.
+    request.log.warn({ err: error }, "generation unreachable; no job started");
+    reply.header("retry-after", "5").header("x-should-retry", "true");
+    await sendError(request, reply, ErrorCode.SERVICE_UNAVAILABLE, "The generation service is briefly unavailable; nothing was charged, retry in a few seconds");
     return null;
   }
+  if (refusedBeforeHandler(error)) {
+    // Our own fault (the edge should have refused the input): no job, nothing charged.
+    request.log.error({ err: error }, "generation refused the call before running it");
+    await sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The request could not be passed to the generation service; no job was started and nothing was charged");
+    return null;
+  }
+  request.log.warn({ err: error }, "lost the connection to the job");
+  reply.header("x-should-retry", "false");
+  await sendError(
+    request,
+    reply,
+    ErrorCode.JOB_OUTCOME_UNKNOWN,
+    `The connection to the job was lost while it ran; it may still finish and be charged. Do not retry blindly: ${lookup} tells its outcome`,
+  );
+  return null;
 }

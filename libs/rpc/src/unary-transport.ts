@@ -1,0 +1,136 @@
+import { fromBinary, toBinary, type DescMessage, type DescMethod, type DescMethodUnary, type MessageShape } from "@bufbuild/protobuf";
+import { appendHeaders, Code, ConnectError, createContextValues, type Interceptor, type Transport, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
+import { createConnectTransport, createNodeHttpClient, type Http2SessionManager } from "@connectrpc/connect-node";
+import { createMethodUrl, pipeTo, runUnaryCall, sinkAllBytes, type UniversalClientFn } from "@connectrpc/connect/protocol";
+import { errorFromJsonBytes, headerUnaryContentLength, requestHeaderWithCompression, trailerDemux, validateResponseWithCompression } from "@connectrpc/connect/protocol-connect";
+
+// The Connect protocol (binary protobuf over HTTP/2, no compression) between the
+// services, with unary calls made from Connect's own protocol pieces rather than
+// through createConnectTransport's unary(). Why: that one builds a serializer
+// lookup for every call (16 closures, 2 TextEncoders and 2 TextDecoders, for the
+// JSON format we never use) and keeps it, the request body and a second copy of
+// the request for as long as the call is open. The edge holds one CreateImage call
+// open for a job's whole duration (10-70 s); with 2,000 held that was about 3 KB
+// of its 22.6 KB of heap per request (docs/performance.md#where-the-memory-goes).
+// Here a call keeps only what Connect's run of the call (interceptors, deadline,
+// abort signal) and the HTTP/2 stream need. Streaming calls go through
+// createConnectTransport unchanged, on the same HTTP/2 session.
+
+export interface UnaryTransportOptions {
+  baseUrl: string;
+  interceptors: Interceptor[];
+  sessionManager: Http2SessionManager;
+}
+
+/** Connect's default read limit (validateReadWriteMaxBytes): answers are bounded by the HTTP/2 session instead. */
+const READ_MAX_BYTES = 0xffffffff;
+
+export function connectTransport(options: UnaryTransportOptions): Transport {
+  const streaming = createConnectTransport({
+    baseUrl: options.baseUrl,
+    httpVersion: "2",
+    useBinaryFormat: true,
+    interceptors: options.interceptors,
+    acceptCompression: [],
+    sessionManager: options.sessionManager,
+  });
+  const httpClient = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => options.sessionManager });
+  const urls = new MethodUrls(options.baseUrl);
+  return {
+    unary<I extends DescMessage, O extends DescMessage>(
+      method: DescMethodUnary<I, O>,
+      signal: AbortSignal | undefined,
+      timeoutMs: number | undefined,
+      header: ConstructorParameters<typeof Headers>[0] | undefined,
+      message: Parameters<Transport["unary"]>[4],
+      contextValues: Parameters<Transport["unary"]>[5],
+    ): Promise<UnaryResponse<I, O>> {
+      // As Connect's transports: a timeout of 0 or less means none.
+      const timeout = timeoutMs === undefined || timeoutMs <= 0 ? undefined : timeoutMs;
+      return runUnaryCall<I, O>({
+        interceptors: options.interceptors,
+        signal,
+        timeoutMs: timeout,
+        req: {
+          stream: false,
+          service: method.parent,
+          method,
+          requestMethod: "POST",
+          url: urls.of(method),
+          header: requestHeaderWithCompression(method.methodKind, true, timeout, header, [], null, true),
+          contextValues: contextValues ?? createContextValues(),
+          message: message as never,
+        },
+        next: (req) => sendUnary(httpClient, req),
+      });
+    },
+    stream: streaming.stream,
+  };
+}
+
+/** Each method's URL, made once (Connect makes the string again for every call, and the call keeps it). */
+export class MethodUrls {
+  readonly #urls = new Map<DescMethod, string>();
+  constructor(private readonly baseUrl: string) {}
+
+  of(method: DescMethod): string {
+    let url = this.#urls.get(method);
+    if (url === undefined) {
+      url = createMethodUrl(this.baseUrl, method);
+      this.#urls.set(method, url);
+    }
+    return url;
+  }
+}
+
+/** Takes from the request only what is sent, so the open call does not keep the request message. */
+function sendUnary<I extends DescMessage, O extends DescMessage>(httpClient: UniversalClientFn, req: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> {
+  const body = encode(req.method.input, req.message);
+  return exchange(httpClient, req.method, { url: req.url, method: "POST", header: req.header, signal: req.signal, body: sentOnce(body) });
+}
+
+async function exchange<I extends DescMessage, O extends DescMessage>(
+  httpClient: UniversalClientFn,
+  method: DescMethodUnary<I, O>,
+  request: Parameters<UniversalClientFn>[0],
+): Promise<UnaryResponse<I, O>> {
+  const response = await httpClient(request);
+  const { isUnaryError, unaryError } = validateResponseWithCompression(method.methodKind, [], true, response.status, response.header);
+  const [header, trailer] = trailerDemux(response.header);
+  const bytes = await pipeTo(response.body, sinkAllBytes(READ_MAX_BYTES, response.header.get(headerUnaryContentLength)), { propagateDownStreamError: false });
+  if (isUnaryError) throw errorFromJsonBytes(bytes, appendHeaders(header, trailer), unaryError!);
+  return { stream: false, service: method.parent, method, header, message: decode(method.output, bytes), trailer };
+}
+
+function encode<D extends DescMessage>(desc: D, message: MessageShape<D>): Uint8Array<ArrayBuffer> {
+  try {
+    return toBinary(desc, message) as Uint8Array<ArrayBuffer>;
+  } catch (error) {
+    throw new ConnectError(`serialize binary: ${error instanceof Error ? error.message : String(error)}`, Code.Internal);
+  }
+}
+
+function decode<D extends DescMessage>(desc: D, bytes: Uint8Array): MessageShape<D> {
+  try {
+    return fromBinary(desc, bytes);
+  } catch (error) {
+    throw new ConnectError(`parse binary: ${error instanceof Error ? error.message : String(error)}`, Code.Internal);
+  }
+}
+
+/**
+ * The request body as the HTTP client reads it: one chunk, then the end. It lets
+ * go of the bytes once they are read, where an array's iterator would keep them
+ * for the whole call.
+ */
+export function sentOnce(bytes: Uint8Array<ArrayBuffer>): AsyncIterable<Uint8Array<ArrayBuffer>> {
+  let unread: Uint8Array<ArrayBuffer> | undefined = bytes;
+  const iterator: AsyncIterator<Uint8Array<ArrayBuffer>> = {
+    next: async () => {
+      const value = unread;
+      unread = undefined;
+      return value === undefined ? { done: true, value: undefined } : { done: false, value };
+    },
+  };
+  return { [Symbol.asyncIterator]: () => iterator };
+}
