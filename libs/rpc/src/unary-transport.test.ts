@@ -1,5 +1,7 @@
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { createClient, Code, ConnectError } from "@connectrpc/connect";
+import { createClient, Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { Http2SessionManager } from "@connectrpc/connect-node";
 import { BillingService, AuthService } from "@orvado/proto";
 import type { RpcServer } from "./server.ts";
@@ -11,9 +13,11 @@ import { connectTransport, MethodUrls, sentOnce } from "./unary-transport.ts";
 
 const servers: RpcServer[] = [];
 const sessions: Http2SessionManager[] = [];
+const bare: http2.Http2Server[] = [];
 afterEach(async () => {
   for (const session of sessions.splice(0)) session.abort();
   for (const server of servers.splice(0)) await server.close();
+  for (const server of bare.splice(0)) await new Promise((resolve) => server.close(resolve));
 });
 
 async function billingOverHttp2() {
@@ -65,6 +69,49 @@ describe("connectTransport (unary calls over HTTP/2)", () => {
     sessions.push(sessionManager);
     const auth = createClient(AuthService, connectTransport({ baseUrl: server.url, interceptors: [sendSecret(TEST_SECRET)], sessionManager }));
     await expect(auth.verifyKey({ secret: "x" })).rejects.toMatchObject({ code: Code.Unimplemented });
+  });
+});
+
+describe("connectTransport, a call without caller signal or deadline", () => {
+  it("runs the interceptors first one outermost, each seeing the request the one before passed on", async () => {
+    const server = await startBillingStandIn();
+    servers.push(server);
+    const sessionManager = new Http2SessionManager(server.url);
+    sessions.push(sessionManager);
+    const order: string[] = [];
+    const noting =
+      (name: string): Interceptor =>
+      (next) =>
+      async (req) => {
+        order.push(`${name}:${req.header.get("x-step") ?? "-"}`);
+        req.header.set("x-step", name);
+        const res = await next(req);
+        order.push(`${name} done`);
+        return res;
+      };
+    const client = createClient(BillingService, connectTransport({ baseUrl: server.url, interceptors: [noting("outer"), noting("inner"), sendSecret(TEST_SECRET)], sessionManager }));
+    expect((await client.getCost({ requestId: "req_5" })).cost?.model).toBe("secret-seen");
+    expect(order).toEqual(["outer:-", "inner:outer", "inner done", "outer done"]);
+  });
+
+  it("resets the HTTP/2 stream of an answer it refuses (here a wrong content type), so the stream does not stay open", async () => {
+    // A bare HTTP/2 server that answers 200 text/plain and never ends the stream itself.
+    const closed = new Promise<number>((resolve) => {
+      const server = http2.createServer((_request, response) => {
+        response.stream.on("close", () => resolve(response.stream.rstCode));
+        response.writeHead(200, { "content-type": "text/plain" });
+        response.write("not protobuf");
+      });
+      bare.push(server);
+      server.listen(0, "127.0.0.1");
+    });
+    await new Promise((resolve) => bare[0]!.once("listening", resolve));
+    const url = `http://127.0.0.1:${(bare[0]!.address() as AddressInfo).port}`;
+    const sessionManager = new Http2SessionManager(url);
+    sessions.push(sessionManager);
+    const client = createClient(BillingService, connectTransport({ baseUrl: url, interceptors: [], sessionManager }));
+    await expect(client.getCost({ requestId: "req_6" })).rejects.toMatchObject({ message: expect.stringContaining("unsupported content type") });
+    expect(await closed).not.toBe(http2.constants.NGHTTP2_NO_ERROR);
   });
 });
 

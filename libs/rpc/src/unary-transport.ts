@@ -1,5 +1,14 @@
-import { fromBinary, toBinary, type DescMessage, type DescMethod, type DescMethodUnary, type MessageShape } from "@bufbuild/protobuf";
-import { appendHeaders, Code, ConnectError, createContextValues, type Interceptor, type Transport, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
+import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type DescMethodUnary, type MessageShape } from "@bufbuild/protobuf";
+import {
+  appendHeaders,
+  Code,
+  ConnectError,
+  createContextValues,
+  type Interceptor,
+  type Transport,
+  type UnaryRequest,
+  type UnaryResponse,
+} from "@connectrpc/connect";
 import { createConnectTransport, createNodeHttpClient, type Http2SessionManager } from "@connectrpc/connect-node";
 import { createMethodUrl, pipeTo, runUnaryCall, sinkAllBytes, type UniversalClientFn } from "@connectrpc/connect/protocol";
 import { errorFromJsonBytes, headerUnaryContentLength, requestHeaderWithCompression, trailerDemux, validateResponseWithCompression } from "@connectrpc/connect/protocol-connect";
@@ -13,7 +22,10 @@ import { errorFromJsonBytes, headerUnaryContentLength, requestHeaderWithCompress
 // open for a job's whole duration (10-70 s); with 2,000 held that was about 3 KB
 // of its 22.6 KB of heap per request (docs/performance.md#where-the-memory-goes).
 // Here a call keeps only what Connect's run of the call (interceptors, deadline,
-// abort signal) and the HTTP/2 stream need. Streaming calls go through
+// abort signal) and the HTTP/2 stream need; and a call that nothing can end from
+// outside (no caller signal, no deadline: the edge's CreateImage) skips the two
+// AbortControllers and linked listeners Connect's runUnaryCall makes for every
+// call (about 1.5 KB more per held call). Streaming calls go through
 // createConnectTransport unchanged, on the same HTTP/2 session.
 
 export interface UnaryTransportOptions {
@@ -47,22 +59,19 @@ export function connectTransport(options: UnaryTransportOptions): Transport {
     ): Promise<UnaryResponse<I, O>> {
       // As Connect's transports: a timeout of 0 or less means none.
       const timeout = timeoutMs === undefined || timeoutMs <= 0 ? undefined : timeoutMs;
-      return runUnaryCall<I, O>({
-        interceptors: options.interceptors,
-        signal,
-        timeoutMs: timeout,
-        req: {
-          stream: false,
-          service: method.parent,
-          method,
-          requestMethod: "POST",
-          url: urls.of(method),
-          header: requestHeaderWithCompression(method.methodKind, true, timeout, header, [], null, true),
-          contextValues: contextValues ?? createContextValues(),
-          message: message as never,
-        },
-        next: (req) => sendUnary(httpClient, req),
-      });
+      const req = {
+        stream: false as const,
+        service: method.parent,
+        method,
+        requestMethod: "POST",
+        url: urls.of(method),
+        header: requestHeaderWithCompression(method.methodKind, true, timeout, header, [], null, true),
+        contextValues: contextValues ?? createContextValues(),
+        message: message as never,
+      };
+      const next = (sent: UnaryRequest<I, O>) => sendUnary(httpClient, sent);
+      if (signal === undefined && timeout === undefined) return runUnwatched(options.interceptors, { ...req, signal: NEVER_ABORTED }, next);
+      return runUnaryCall<I, O>({ interceptors: options.interceptors, signal, timeoutMs: timeout, req, next });
     },
     stream: streaming.stream,
   };
@@ -83,10 +92,35 @@ export class MethodUrls {
   }
 }
 
+/** The signal interceptors see on a call without a caller signal or deadline: nothing aborts it. */
+const NEVER_ABORTED = new AbortController().signal;
+
+/**
+ * A call as Connect's runUnaryCall runs it (the first interceptor outermost, the
+ * message completed with create(), any failure a ConnectError), for a call that
+ * nothing can end from outside, so without the abort signals runUnaryCall links
+ * for every call. One difference: interceptors see a signal that does not abort
+ * when the call ends (ours read none). The HTTP/2 stream is given no signal, and
+ * is reset by exchange() when the answer is refused.
+ */
+function runUnwatched<I extends DescMessage, O extends DescMessage>(
+  interceptors: Interceptor[],
+  req: UnaryRequest<I, O>,
+  next: (req: UnaryRequest<I, O>) => Promise<UnaryResponse<I, O>>,
+): Promise<UnaryResponse<I, O>> {
+  try {
+    const call = interceptors.reduceRight((inner, interceptor) => interceptor(inner as never) as never, next);
+    return call({ ...req, message: create(req.method.input, req.message) }).catch((reason: unknown) => Promise.reject(ConnectError.from(reason)));
+  } catch (error) {
+    return Promise.reject(ConnectError.from(error));
+  }
+}
+
 /** Takes from the request only what is sent, so the open call does not keep the request message. */
 function sendUnary<I extends DescMessage, O extends DescMessage>(httpClient: UniversalClientFn, req: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> {
   const body = encode(req.method.input, req.message);
-  return exchange(httpClient, req.method, { url: req.url, method: "POST", header: req.header, signal: req.signal, body: sentOnce(body) });
+  const signal = req.signal === NEVER_ABORTED ? undefined : req.signal;
+  return exchange(httpClient, req.method, { url: req.url, method: "POST", header: req.header, signal, body: sentOnce(body) });
 }
 
 async function exchange<I extends DescMessage, O extends DescMessage>(
@@ -95,11 +129,29 @@ async function exchange<I extends DescMessage, O extends DescMessage>(
   request: Parameters<UniversalClientFn>[0],
 ): Promise<UnaryResponse<I, O>> {
   const response = await httpClient(request);
-  const { isUnaryError, unaryError } = validateResponseWithCompression(method.methodKind, [], true, response.status, response.header);
-  const [header, trailer] = trailerDemux(response.header);
-  const bytes = await pipeTo(response.body, sinkAllBytes(READ_MAX_BYTES, response.header.get(headerUnaryContentLength)), { propagateDownStreamError: false });
-  if (isUnaryError) throw errorFromJsonBytes(bytes, appendHeaders(header, trailer), unaryError!);
-  return { stream: false, service: method.parent, method, header, message: decode(method.output, bytes), trailer };
+  try {
+    const { isUnaryError, unaryError } = validateResponseWithCompression(method.methodKind, [], true, response.status, response.header);
+    const [header, trailer] = trailerDemux(response.header);
+    const bytes = await pipeTo(response.body, sinkAllBytes(READ_MAX_BYTES, response.header.get(headerUnaryContentLength)), { propagateDownStreamError: false });
+    if (isUnaryError) throw errorFromJsonBytes(bytes, appendHeaders(header, trailer), unaryError!);
+    return { stream: false, service: method.parent, method, header, message: decode(method.output, bytes), trailer };
+  } catch (error) {
+    if (!request.signal) abandon(response.body, error);
+    throw error;
+  }
+}
+
+/**
+ * Resets a refused answer's stream (a wrong content type, an answer too large): with
+ * a signal, Connect's run of the call aborts it; without one, the body's iterator is
+ * told, which ends the HTTP client's hold on the stream. A no-op once the body was read.
+ */
+function abandon(body: AsyncIterable<Uint8Array>, error: unknown) {
+  try {
+    void body[Symbol.asyncIterator]().throw?.(error)?.catch(() => {});
+  } catch {
+    // The Node client's iterator throws the error back at once: it has reset the stream.
+  }
 }
 
 function encode<D extends DescMessage>(desc: D, message: MessageShape<D>): Uint8Array<ArrayBuffer> {
