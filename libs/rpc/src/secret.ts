@@ -27,8 +27,9 @@ export function requireSecret(secret: string): Interceptor {
   };
 }
 
+/** Not an async function: it would add a promise, and its reactions, to every call for as long as the call is open. */
 export function sendSecret(secret: string): Interceptor {
-  return (next) => async (req) => {
+  return (next) => (req) => {
     req.header.set(SECRET_HEADER, secret);
     return next(req);
   };

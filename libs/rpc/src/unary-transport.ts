@@ -10,7 +10,7 @@ import {
   type UnaryResponse,
 } from "@connectrpc/connect";
 import { createConnectTransport, createNodeHttpClient, type Http2SessionManager } from "@connectrpc/connect-node";
-import { createMethodUrl, pipeTo, runUnaryCall, sinkAllBytes, type UniversalClientFn } from "@connectrpc/connect/protocol";
+import { createMethodUrl, pipeTo, runUnaryCall, sinkAllBytes, type UniversalClientFn, type UniversalClientResponse } from "@connectrpc/connect/protocol";
 import { errorFromJsonBytes, headerUnaryContentLength, requestHeaderWithCompression, trailerDemux, validateResponseWithCompression } from "@connectrpc/connect/protocol-connect";
 
 // The Connect protocol (binary protobuf over HTTP/2, no compression) between the
@@ -123,22 +123,26 @@ function sendUnary<I extends DescMessage, O extends DescMessage>(httpClient: Uni
   return exchange(httpClient, req.method, { url: req.url, method: "POST", header: req.header, signal, body: sentOnce(body) });
 }
 
-async function exchange<I extends DescMessage, O extends DescMessage>(
+function exchange<I extends DescMessage, O extends DescMessage>(
   httpClient: UniversalClientFn,
   method: DescMethodUnary<I, O>,
   request: Parameters<UniversalClientFn>[0],
 ): Promise<UnaryResponse<I, O>> {
-  const response = await httpClient(request);
-  try {
-    const { isUnaryError, unaryError } = validateResponseWithCompression(method.methodKind, [], true, response.status, response.header);
-    const [header, trailer] = trailerDemux(response.header);
-    const bytes = await pipeTo(response.body, sinkAllBytes(READ_MAX_BYTES, response.header.get(headerUnaryContentLength)), { propagateDownStreamError: false });
-    if (isUnaryError) throw errorFromJsonBytes(bytes, appendHeaders(header, trailer), unaryError!);
-    return { stream: false, service: method.parent, method, header, message: decode(method.output, bytes), trailer };
-  } catch (error) {
-    if (!request.signal) abandon(response.body, error);
-    throw error;
-  }
+  // A chain rather than an async function: no suspended frame while the answer is awaited.
+  return httpClient(request).then((response) =>
+    readAnswer(method, response).catch((error: unknown) => {
+      if (!request.signal) abandon(response.body, error);
+      throw error;
+    }),
+  );
+}
+
+async function readAnswer<I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, response: UniversalClientResponse): Promise<UnaryResponse<I, O>> {
+  const { isUnaryError, unaryError } = validateResponseWithCompression(method.methodKind, [], true, response.status, response.header);
+  const [header, trailer] = trailerDemux(response.header);
+  const bytes = await pipeTo(response.body, sinkAllBytes(READ_MAX_BYTES, response.header.get(headerUnaryContentLength)), { propagateDownStreamError: false });
+  if (isUnaryError) throw errorFromJsonBytes(bytes, appendHeaders(header, trailer), unaryError!);
+  return { stream: false, service: method.parent, method, header, message: decode(method.output, bytes), trailer };
 }
 
 /**
@@ -173,16 +177,23 @@ function decode<D extends DescMessage>(desc: D, bytes: Uint8Array): MessageShape
 /**
  * The request body as the HTTP client reads it: one chunk, then the end. It lets
  * go of the bytes once they are read, where an array's iterator would keep them
- * for the whole call.
+ * for the whole call; one object, no closures, as the call holds it while open.
  */
-export function sentOnce(bytes: Uint8Array<ArrayBuffer>): AsyncIterable<Uint8Array<ArrayBuffer>> {
-  let unread: Uint8Array<ArrayBuffer> | undefined = bytes;
-  const iterator: AsyncIterator<Uint8Array<ArrayBuffer>> = {
-    next: async () => {
-      const value = unread;
-      unread = undefined;
-      return value === undefined ? { done: true, value: undefined } : { done: false, value };
-    },
-  };
-  return { [Symbol.asyncIterator]: () => iterator };
+class SentOnce implements AsyncIterable<Uint8Array<ArrayBuffer>>, AsyncIterator<Uint8Array<ArrayBuffer>> {
+  #unread: Uint8Array<ArrayBuffer> | undefined;
+  constructor(bytes: Uint8Array<ArrayBuffer>) {
+    this.#unread = bytes;
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<Uint8Array<ArrayBuffer>>> {
+    const value = this.#unread;
+    this.#unread = undefined;
+    return value === undefined ? { done: true, value: undefined } : { done: false, value };
+  }
 }
+
+export const sentOnce = (bytes: Uint8Array<ArrayBuffer>): AsyncIterable<Uint8Array<ArrayBuffer>> => new SentOnce(bytes);
