@@ -26,7 +26,8 @@ export function publicOnlyLookup(hostname: string, options: LookupOptions, callb
 
 export interface PinnedInit {
   method: string;
-  headers: Headers;
+  /** A plain record (what guarded-fetch.ts sends, and node:http takes as it is) or Headers. */
+  headers: Headers | Record<string, string>;
   body?: RequestInit["body"];
   signal?: AbortSignal | null;
   /** An answer longer than this is refused with AnswerTooLarge (declared or as it arrives). */
@@ -68,7 +69,7 @@ export function fetchWithLookup(url: URL, init: PinnedInit, lookup: typeof publi
   return new Promise((resolve, reject) => {
     const request = send(url, {
       method: init.method,
-      headers: Object.fromEntries(init.headers),
+      headers: init.headers instanceof Headers ? Object.fromEntries(init.headers) : init.headers,
       lookup: lookup as never,
       signal: init.signal ?? undefined,
     });
