@@ -44,17 +44,20 @@ const CALLER_ERRORS: ReadonlySet<Code> = new Set([
 
 const isCallerError = (error: unknown): error is ConnectError => error instanceof ConnectError && CALLER_ERRORS.has(error.code);
 
+/**
+ * Not an async function: a suspended frame of its own would be held for the whole
+ * of every call (a generation job's wait on its upstream); the failure handler
+ * is attached to the call's promise instead. The next interceptor (requireSecret)
+ * is async, so its failures, even synchronous ones, arrive as rejections.
+ */
 function logFailures(logger: Logger): Interceptor {
-  return (next) => async (req) => {
-    try {
-      return await next(req);
-    } catch (error) {
+  return (next) => (req) =>
+    next(req).catch((error: unknown) => {
       // One short line, no stack, and only at debug: the caller's own log line records the refusal.
       if (isCallerError(error)) logger.debug({ rpc: req.method.name, code: Code[error.code] }, "rpc refused");
       else logger.warn({ rpc: req.method.name, err: error }, "rpc failed");
       throw error;
-    }
-  };
+    });
 }
 
 /** A Connect server speaking gRPC (and Connect) over cleartext HTTP/2, with grpc.health.v1. */

@@ -4,7 +4,7 @@ import type { EditSupport } from "./definition.ts";
 import { providerDefinition } from "./registry.ts";
 
 // Which channels can run an image edit, as the installed @ai-sdk/* packages (and the
-// sandbox) take input images through generateImage's prompt; each provider says what it
+// sandbox) take input images as the model call's files; each provider says what it
 // takes in its folder (providers/<name>/index.ts). A channel never silently drops an
 // input: an edit with more images than a channel takes skips that channel.
 

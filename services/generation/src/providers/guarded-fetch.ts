@@ -24,19 +24,18 @@ export interface GuardOptions {
 
 const MAX_REDIRECTS = 3;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-const CREDENTIAL_HEADERS = ["authorization", "x-key", "x-goog-api-key", "api-key", "x-api-key"];
+const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(["authorization", "x-key", "x-goog-api-key", "api-key", "x-api-key"]);
 /** Answers larger than this are not parsed twice to look for a refusal; refusals are small. */
 const MAX_SNIFF_BYTES = 8 * 1024 * 1024;
 
 export function guardedFetch(options: GuardOptions): typeof fetch {
-  const base = new URL(options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`);
+  const base = baseUrlOf(options.baseUrl);
   return async (input, init) => {
     let url = new URL(input instanceof Request ? input.url : String(input));
     const method = (init?.method ?? "GET").toUpperCase();
     for (let hop = 0; ; hop += 1) {
       const underBase = url.origin === base.origin && url.pathname.startsWith(base.pathname);
-      const headers = new Headers(init?.headers);
-      if (!sameSite(url, base)) for (const name of CREDENTIAL_HEADERS) headers.delete(name);
+      const headers = headerRecord(init?.headers, !sameSite(url, base));
       const request = { method, headers, body: init?.body, signal: init?.signal, maxBytes: options.maxResponseBytes };
       const answer = await fetchAnswer(url, request, init, underBase || options.allowPrivateNetwork);
       const location = answer.headers.get("location");
@@ -49,14 +48,46 @@ export function guardedFetch(options: GuardOptions): typeof fetch {
   };
 }
 
-/** One hop's answer, read whole under the byte limit; off the channel's own API the address is checked as the connection is made (pinned-fetch.ts). */
-async function fetchAnswer(url: URL, request: PinnedInit, init: RequestInit | undefined, trusted: boolean): Promise<Answer> {
-  try {
-    return trusted ? await trustedFetch(url, request, init) : await pinnedFetch(url, request);
-  } catch (error) {
-    if (error instanceof AnswerTooLarge) throw new UpstreamFailure(error.message);
-    throw error;
+/**
+ * Channels' base URLs, parsed once: a guarded fetch is made per job, and a URL
+ * parsed for each was held for the whole wait on the upstream. The keys come
+ * from the catalog, never from a request, so the map is as small as the catalog.
+ */
+const BASE_URLS = new Map<string, URL>();
+
+function baseUrlOf(baseUrl: string): URL {
+  let base = BASE_URLS.get(baseUrl);
+  if (!base) BASE_URLS.set(baseUrl, (base = new URL(baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`)));
+  return base;
+}
+
+/**
+ * The request's headers as a plain record with lower-case names (what node:http
+ * takes), without credentials when the URL is off the channel's site. A Headers
+ * object here cost a held job about 300 bytes (Headers, its list and Map); the
+ * AI SDK packages pass plain records, the other forms are read as Headers reads them.
+ */
+function headerRecord(given: RequestInit["headers"], dropCredentials: boolean): Record<string, string> {
+  const record: Record<string, string> = {};
+  const entries: Iterable<readonly [string, string | undefined]> =
+    given === undefined || given === null ? [] : given instanceof Headers || Array.isArray(given) ? (given as Iterable<[string, string]>) : Object.entries(given as Record<string, string | undefined>);
+  for (const [rawName, value] of entries) {
+    const name = rawName.toLowerCase();
+    if (value === undefined || (dropCredentials && CREDENTIAL_HEADERS.has(name))) continue;
+    record[name] = name in record ? `${record[name]}, ${value}` : String(value);
   }
+  return record;
+}
+
+/** One hop's answer, read whole under the byte limit; off the channel's own API the address is checked as the connection is made (pinned-fetch.ts). */
+function fetchAnswer(url: URL, request: PinnedInit, init: RequestInit | undefined, trusted: boolean): Promise<Answer> {
+  // Not an async function: its frame would be held, suspended, for the whole wait on the upstream.
+  return (trusted ? trustedFetch(url, request, init) : pinnedFetch(url, request)).catch(tooLargeAsFailure);
+}
+
+function tooLargeAsFailure(error: unknown): never {
+  if (error instanceof AnswerTooLarge) throw new UpstreamFailure(error.message);
+  throw error;
 }
 
 /**

@@ -71,3 +71,36 @@ describe("pinnedFetch", () => {
     expect(String(answer)).toMatch(/internal address/);
   });
 });
+
+describe("fetchWithLookup and the call's signal (node:http, a local server that never answers)", () => {
+  let hanging: Server;
+  let hangingPort: number;
+  const closed: Promise<void>[] = [];
+
+  beforeAll(async () => {
+    hanging = createServer((request) => closed.push(once(request.socket, "close").then(() => undefined)));
+    hanging.listen(0, "127.0.0.1");
+    await once(hanging, "listening");
+    hangingPort = (hanging.address() as { port: number }).port;
+  });
+  afterAll(() => hanging?.close());
+
+  const anyAddress = ((host, options, callback) => dnsLookup(host, options, callback as never)) as typeof publicOnlyLookup;
+  const wait = (signal: AbortSignal) => fetchWithLookup(new URL(`http://127.0.0.1:${hangingPort}/hang`), { method: "GET", headers: {}, signal }, anyAddress);
+
+  it("ends a waiting request when the signal aborts: an AbortError carrying the reason, and the connection closed", async () => {
+    const controller = new AbortController();
+    const waiting = wait(controller.signal);
+    while (closed.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort(new Error("the job's time is up"));
+    const error = await waiting.then(() => null, (reason: unknown) => reason as Error);
+    expect(error).toMatchObject({ name: "AbortError", code: "ABORT_ERR", cause: { message: "the job's time is up" } });
+    await closed[0];
+  });
+
+  it("sends nothing when the signal has already aborted", async () => {
+    const before = closed.length;
+    await expect(wait(AbortSignal.abort(new Error("too late")))).rejects.toMatchObject({ name: "AbortError" });
+    expect(closed.length).toBe(before);
+  });
+});

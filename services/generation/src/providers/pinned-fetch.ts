@@ -1,5 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "node:dns";
-import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP } from "node:net";
 import { BlockedUrlError, isInternalAddress } from "./private-address.ts";
@@ -26,7 +26,8 @@ export function publicOnlyLookup(hostname: string, options: LookupOptions, callb
 
 export interface PinnedInit {
   method: string;
-  headers: Headers;
+  /** A plain record (what guarded-fetch.ts sends, and node:http takes as it is) or Headers. */
+  headers: Headers | Record<string, string>;
   body?: RequestInit["body"];
   signal?: AbortSignal | null;
   /** An answer longer than this is refused with AnswerTooLarge (declared or as it arrives). */
@@ -64,20 +65,37 @@ export function fetchWithLookup(url: URL, init: PinnedInit, lookup: typeof publi
   if (url.protocol !== "http:" && url.protocol !== "https:") return Promise.reject(new BlockedUrlError(`refused to fetch a ${url.protocol} URL from an upstream`));
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (lookup === publicOnlyLookup && isIP(host) && isInternalAddress(host)) return Promise.reject(new BlockedUrlError(`refused to fetch ${url.origin}: it is the internal address ${host}`));
+  if (init.signal?.aborted) return Promise.reject(abortError(init.signal));
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const request = send(url, {
       method: init.method,
-      headers: Object.fromEntries(init.headers),
+      headers: init.headers instanceof Headers ? Object.fromEntries(init.headers) : init.headers,
       lookup: lookup as never,
-      signal: init.signal ?? undefined,
     });
     request.once("error", reject);
+    endOnAbort(request, init.signal);
     request.once("response", (message: IncomingMessage) => readAnswer(message, init.maxBytes ?? Infinity).then(resolve, reject));
     if (typeof init.body === "string" || init.body instanceof Uint8Array) request.end(init.body);
     else request.end();
   });
 }
+
+/**
+ * The call's signal ends the request, with the error node:http's own `signal`
+ * option gives (AbortError, the signal's reason as its cause). That option watches
+ * the request with stream.finished: about ten closures, a context and as many
+ * listeners per request, held for the whole wait on the upstream; this is one
+ * listener each way (docs/performance.md#where-the-memory-goes).
+ */
+function endOnAbort(request: ClientRequest, signal: AbortSignal | null | undefined): void {
+  if (!signal) return;
+  const onAbort = () => request.destroy(abortError(signal));
+  signal.addEventListener("abort", onAbort, { once: true });
+  request.once("close", () => signal.removeEventListener("abort", onAbort));
+}
+
+const abortError = (signal: AbortSignal) => Object.assign(new Error("The operation was aborted", { cause: signal.reason }), { name: "AbortError", code: "ABORT_ERR" });
 
 function readAnswer(message: IncomingMessage, maxBytes: number): Promise<Answer> {
   const headers = new Headers();

@@ -1,10 +1,11 @@
-import type { generateImage } from "ai";
+import type { ImageModelV3, SharedV3ProviderOptions } from "@ai-sdk/provider";
 import type { ChannelConfig } from "../catalog.ts";
 import type { AspectRatio, PixelSize } from "./size-shapes.ts";
 import type { EditInputs } from "../edit-inputs.ts";
 
-export type ImageModel = Parameters<typeof generateImage>[0]["model"];
-type ProviderOptions = NonNullable<Parameters<typeof generateImage>[0]["providerOptions"]>;
+/** The provider package's image model, called directly (upstream.ts imagesFrom). */
+export type ImageModel = ImageModelV3;
+type ProviderOptions = SharedV3ProviderOptions;
 
 /** One job as an upstream sees it. */
 export interface UpstreamRequest {
@@ -14,14 +15,14 @@ export interface UpstreamRequest {
   n: number;
   /** Only alpha models take a quality (docs/api.md#quality); undefined for beta. */
   quality: string | undefined;
-  /** An image edit's input images and mask, sent through generateImage's prompt; absent for a generation. */
+  /** An image edit's input images and mask, sent as the model call's files and mask; absent for a generation. */
   edit?: EditInputs;
   /** OpenAI's background and moderation; set only for models whose every provider takes them (validate.ts). */
   background?: string | undefined;
   moderation?: string | undefined;
 }
 
-/** Everything one provider needs to make the AI SDK call for a channel. */
+/** Everything one provider needs to make the image model call for a channel. */
 export interface FactoryInput {
   channel: ChannelConfig;
   apiKey: string | undefined;

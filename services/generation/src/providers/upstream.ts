@@ -1,21 +1,17 @@
-import { generateImage } from "ai";
+import { NoImageGeneratedError } from "ai";
+import type { ImageModelV3File } from "@ai-sdk/provider";
 import type { ChannelConfig } from "../catalog.ts";
 import { generateWithSandbox } from "../sandbox/provider.ts";
 import { guardedFetch } from "./guarded-fetch.ts";
 import { UpstreamRefusal } from "./errors.ts";
 import { fitToSize } from "./fit.ts";
-import { imageBytes } from "./image-bytes.ts";
-import type { UpstreamRequest } from "./types.ts";
+import type { ImageModel, PreparedCall, UpstreamRequest } from "./types.ts";
 import { PROVIDERS } from "./registry.ts";
 
-// One attempt of a job on one channel, through the AI SDK's generateImage. What can happen:
+// One attempt of a job on one channel, through the provider package's image model. What can happen:
 // images (possibly fewer than n: each is charged only when delivered), a refusal (final),
 // or a failure (the job may fail over to the next channel). An abort of the job's own
 // signal is rethrown, so the caller can tell a timeout from a failure.
-
-// The SDK prints "unsupported setting" warnings to the console; the mappings here choose
-// what each upstream accepts on purpose, and the service logs through pino only.
-(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
 export type UpstreamOutcome =
   | { ok: true; images: Buffer[]; resized: number }
@@ -54,26 +50,11 @@ export async function generateOnChannel(
   const call = provider.factory({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs });
   const deadline = channel.timeoutMs ? callDeadline(jobSignal, channel.timeoutMs) : null;
   const signal = deadline?.signal ?? jobSignal;
-  const results = await Promise.allSettled(
-    batches(request.n, call.maxImagesPerCall).map((count) =>
-      generateImage({
-        model: call.model,
-        // An edit's images go in the prompt: each package sends them its provider's way
-        // (OpenAI's /images/edits multipart, Gemini's inline parts, BFL's input_image, …).
-        prompt: request.edit ? { text: request.prompt, images: request.edit.images, mask: request.edit.mask } : request.prompt,
-        n: count,
-        maxImagesPerCall: count,
-        size: call.size,
-        aspectRatio: call.aspectRatio,
-        providerOptions: call.providerOptions,
-        // Failover across channels is the gateway's retry; the SDK's own would double-bill time.
-        maxRetries: 0,
-        abortSignal: signal,
-      }),
-    ),
-  ).finally(() => deadline?.clear());
+  const results = await Promise.allSettled(batches(request.n, call.maxImagesPerCall).map((count) => imagesFrom(call, request, count, signal))).finally(
+    () => deadline?.clear(),
+  );
   jobSignal.throwIfAborted();
-  const delivered = results.flatMap((result) => (result.status === "fulfilled" ? result.value.images.map(imageBytes) : []));
+  const delivered = results.flatMap((result) => (result.status === "fulfilled" ? result.value : []));
   const errors = results.flatMap((result) => (result.status === "rejected" ? [result.reason as unknown] : []));
   if (delivered.length === 0) {
     if (refusal !== undefined || errors.some((error) => error instanceof UpstreamRefusal)) {
@@ -92,6 +73,58 @@ async function fitAll(images: Uint8Array[], request: UpstreamRequest, errors: un
     return { ok: false, kind: "failed", message: FAILED_MESSAGE, detail: describe(reason?.reason ?? errors[0]) };
   }
   return { ok: true, images: good.map((image) => image.png), resized: good.filter((image) => image.resized).length };
+}
+
+/**
+ * One upstream call of `count` images, through the provider package's model
+ * itself (ImageModelV3.doGenerate) rather than the `ai` package's generateImage:
+ * the gateway splits n into calls itself (batches()), retries by failing over, and
+ * logs no SDK warnings (the mappings choose what each upstream takes on purpose;
+ * the model's warnings are dropped), so the wrapper added nothing but, per call
+ * held for the upstream, four more suspended async functions (generateImage, its
+ * per-call closure, the retry loop and its callback) with their promises and
+ * contexts (docs/performance.md#where-the-memory-goes), and CPU on every call.
+ * What it did that the gateway relies on is kept here: an edit's images as the
+ * model's files, no images at all as NoImageGeneratedError, and base64 images
+ * decoded (with Buffer's native decoder, not the SDK's per-byte JavaScript one:
+ * about 100 ms of event loop for a 1.5-MB image against 0.8 ms).
+ */
+function imagesFrom(call: PreparedCall, request: UpstreamRequest, count: number, signal: AbortSignal): PromiseLike<Uint8Array[]> {
+  const edit = request.edit;
+  return call.model
+    .doGenerate({
+      prompt: request.prompt,
+      files: edit?.images.map(asModelFile),
+      mask: edit?.mask && asModelFile(edit.mask),
+      n: count,
+      size: call.size,
+      aspectRatio: call.aspectRatio,
+      seed: undefined,
+      providerOptions: call.providerOptions ?? NO_PROVIDER_OPTIONS,
+      abortSignal: signal,
+    })
+    .then(imageBytesOf);
+}
+
+const NO_PROVIDER_OPTIONS = Object.freeze({});
+
+/** The images of one model call as bytes; an answer without any is an error, as generateImage made it. */
+function imageBytesOf(result: Awaited<ReturnType<ImageModel["doGenerate"]>>): Uint8Array[] {
+  if (result.images.length === 0) throw new NoImageGeneratedError({ responses: [result.response] });
+  return result.images.map((image: string | Uint8Array) => (typeof image === "string" ? Buffer.from(image, "base64") : image));
+}
+
+/** An edit's input image or mask as the model takes it; edit-inputs.ts admits only PNG, JPEG and WebP. */
+function asModelFile(bytes: Uint8Array): ImageModelV3File {
+  return { type: "file", data: bytes, mediaType: imageMediaType(bytes) };
+}
+
+/** The media type from the file's signature, PNG when unknown (as generateImage did). */
+export function imageMediaType(bytes: Uint8Array): string {
+  if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return "image/jpeg";
+  const riff = bytes[0] === 0x52 && bytes[1] === 0x49 && bytes[2] === 0x46 && bytes[3] === 0x46;
+  if (riff && bytes[8] === 0x57 && bytes[9] === 0x45 && bytes[10] === 0x42 && bytes[11] === 0x50) return "image/webp";
+  return "image/png";
 }
 
 /**
