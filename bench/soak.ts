@@ -21,6 +21,7 @@ import { watchPeakRss, type Child } from "./processes.ts";
 import { startSplitOrvado, type SplitOrvado } from "./orvado-split.ts";
 import { BENCH_MODEL, RESULTS_DIR, clearChildLogs, startSimulator, startUpstream, writeBenchCatalog, type OrvadoInfo } from "./servers.ts";
 import { fixed, formatTable, mib, percentile, since } from "./stats.ts";
+import { SERVICE_NODE_FLAGS } from "../services/stack/src/node-flags.ts";
 
 const COUNT = Number(process.env.SOAK_COUNT ?? 10_000);
 const LATENCY_MS = Number(process.env.SOAK_LATENCY_MS ?? 30_000);
@@ -146,7 +147,17 @@ async function main() {
     const summary = {
       when: new Date().toISOString(),
       machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryBytes: totalmem() },
-      settings: { count: COUNT, latencyMs: LATENCY_MS, accounts: ACCOUNTS, rampMs: RAMP_MS, upstream: UPSTREAM, responseFormat: RESPONSE_FORMAT },
+      settings: {
+        count: COUNT,
+        latencyMs: LATENCY_MS,
+        accounts: ACCOUNTS,
+        rampMs: RAMP_MS,
+        upstream: UPSTREAM,
+        responseFormat: RESPONSE_FORMAT,
+        // What the four processes ran with: their own flags (node-flags.ts) and any given for this run.
+        serviceNodeFlags: SERVICE_NODE_FLAGS,
+        serviceNodeOptions: process.env.BENCH_SERVICE_NODE_OPTIONS ?? "",
+      },
       successes: ok.length,
       errors: COUNT - ok.length,
       byStatus,

@@ -12,6 +12,7 @@ import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
+import { SERVICE_NODE_FLAGS } from "./node-flags.ts";
 
 /** Every service with a main.ts, in dependency order (the process stack starts them so). */
 export const BUNDLED_SERVICES = ["auth", "billing", "generation", "edge"] as const;
@@ -21,6 +22,9 @@ const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 
 /** Where a service's bundle lives. */
 export const bundlePath = (name: BundledService) => join(ROOT, "services", name, "dist", "main.mjs");
+
+/** The file beside a bundle with the Node flags its process runs with (node-flags.ts), for deploy/Dockerfile's command. */
+export const nodeFlagsPath = (name: BundledService) => join(ROOT, "services", name, "dist", "node-flags");
 
 /** Bare imports outside the workspace are loaded from node_modules at run time, as with tsx. */
 const externalPackages: Plugin = {
@@ -50,7 +54,8 @@ export async function buildService(name: BundledService): Promise<string> {
     plugins: [externalPackages],
   });
   mkdirSync(dirname(outfile), { recursive: true });
-  for (const file of result.outputFiles) {
+  const files = [...result.outputFiles.map((file) => ({ path: file.path, contents: file.contents })), { path: nodeFlagsPath(name), contents: `${SERVICE_NODE_FLAGS[name].join(" ")}\n` }];
+  for (const file of files) {
     const temporary = `${file.path}.${process.pid}.${Date.now()}.tmp`;
     writeFileSync(temporary, file.contents);
     renameSync(temporary, file.path);

@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +9,7 @@ import { openDb, type Db } from "@orvado/db";
 import { startSimulator, type Simulator } from "@orvado/simulators";
 import { freshDatabase, type FreshDatabase } from "@orvado/testkit";
 import { ProcessStack, type ProcessName } from "./process-stack.ts";
+import { SERVICE_NODE_FLAGS } from "./node-flags.ts";
 import { signedIn } from "./console-browser.ts";
 
 // Issue H items 3 and 4 over real HTTP and gRPC, with the services as separate
@@ -135,6 +137,16 @@ beforeEach(() => {
 
 const quotaInUse = async (client: (typeof generations)[number]) =>
   (await client.listModels({})).models.find((model) => model.id === "alpha-2.5-flare")!.channels[0]!.inUse;
+
+describe("the service processes (process stack, as deploy/Dockerfile runs them)", () => {
+  it("run with their own Node flags (node-flags.ts)", async () => {
+    for (const [name, pid] of Object.entries(stack.pids())) {
+      const service = name.split("#")[0] as keyof typeof SERVICE_NODE_FLAGS;
+      const argv = (await readFile(`/proc/${pid}/cmdline`, "utf8")).split("\0");
+      expect(argv.slice(1, 1 + SERVICE_NODE_FLAGS[service].length), name).toEqual([...SERVICE_NODE_FLAGS[service]]);
+    }
+  });
+});
 
 describe("a channel's capacity across two generation replicas (processes, one PostgreSQL)", () => {
   it("runs at most capacity (2) upstream calls at once for 10 parallel jobs over both replicas; the rest are 503 no_capacity, charged nothing", async () => {

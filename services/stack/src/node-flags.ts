@@ -1,4 +1,6 @@
-// The Node/V8 flags of the one-process stack: `npm start` (package.json) and the
+// The Node/V8 flags of Orvado's processes.
+//
+// The one-process stack: `npm start` (package.json) and the
 // benchmark's Orvado (bench/servers.ts), which measures what `npm start` runs.
 //
 // --max-semi-space-size=32: the young generation's two semi-spaces may grow to
@@ -10,6 +12,27 @@
 // at one connection it kept Buffers' memory outside the heap long enough to force
 // 106 full collections in a run where 32 made 29 and the default 5, and its p99
 // there was 12–36 ms against 6–8 (docs/performance.md#measured-design-choices).
-// The four-process deployment keeps V8's default, for the 10,000-request soak's
-// 2-GiB budget (with 64 on all four it peaked at 1,845 MiB against 1,547).
 export const STACK_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=32"];
+
+/**
+ * Each service's flags in the four-process deployment (deploy/Dockerfile reads them
+ * from services/<name>/dist/node-flags, written by npm run build; the process stack
+ * passes them too). That deployment is the one that holds thousands of requests open
+ * for 10-70 s each, so its flags trade CPU for memory per held request:
+ * --max-semi-space-size=4: a young generation of 8 MB instead of 32 (held objects are
+ *   long-lived: they are promoted after a copy or two whatever its size);
+ * --optimize-for-size: V8's memory-saving mode (a lower heap growth ceiling, among others);
+ * --heap-growing-percent=15: the old generation may grow 15% past what survived the
+ *   last full collection before the next one, where V8's own factor let generation's
+ *   heap reach 1.6 times its live objects while 10,000 jobs were held.
+ * The 10,000-request soak's peak, summed over the four: 1,483 MiB with V8's defaults,
+ * about 1,000 with these flags, in runs of the same hour (docs/performance.md#npm-run-benchsoak-10000-requests-held-open).
+ */
+const HELD_REQUEST_FLAGS: readonly string[] = ["--max-semi-space-size=4", "--optimize-for-size", "--heap-growing-percent=15"];
+
+export const SERVICE_NODE_FLAGS: Readonly<Record<"auth" | "billing" | "generation" | "edge", readonly string[]>> = {
+  auth: HELD_REQUEST_FLAGS,
+  billing: HELD_REQUEST_FLAGS,
+  generation: HELD_REQUEST_FLAGS,
+  edge: HELD_REQUEST_FLAGS,
+};

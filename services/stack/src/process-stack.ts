@@ -7,6 +7,7 @@ import { once } from "node:events";
 import { readFile } from "node:fs/promises";
 import { canListen } from "@orvado/core";
 import { BUNDLED_SERVICES, buildServicesOnce, bundlePath, type BundledService } from "./build-services.ts";
+import { SERVICE_NODE_FLAGS } from "./node-flags.ts";
 
 /** The services in dependency order: each one's peers are up before it starts. */
 export const SERVICE_NAMES = BUNDLED_SERVICES;
@@ -191,7 +192,7 @@ export class ProcessStack {
 
   async #spawn(processName: ProcessName, name: ServiceName, env: NodeJS.ProcessEnv): Promise<void> {
     if (this.#running.has(processName)) throw new Error(`${processName} is already running`);
-    const child = spawn(process.execPath, ["--enable-source-maps", bundlePath(name)], {
+    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS[name], "--enable-source-maps", bundlePath(name)], {
       cwd: ROOT,
       env,
       stdio: ["ignore", "pipe", "pipe"],
