@@ -26,7 +26,7 @@ export const STACK_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=32"];
  *   last full collection before the next one, where V8's own factor let generation's
  *   heap reach 1.6 times its live objects while 10,000 jobs were held.
  * The 10,000-request soak's peak, summed over the four: 1,483 MiB with V8's defaults,
- * about 1,000 with these flags, in runs of the same hour (docs/performance.md#npm-run-benchsoak-10000-requests-held-open).
+ * 1,029-1,264 MiB in three runs with these flags (docs/performance.md#npm-run-benchsoak-10000-requests-held-open).
  */
 const HELD_REQUEST_FLAGS: readonly string[] = ["--max-semi-space-size=4", "--optimize-for-size", "--heap-growing-percent=15"];
 
