@@ -11,3 +11,4 @@ export * from "./shared-calls.ts";
 export * from "./settings-that-must-agree.ts";
 export * from "./playground-key.ts";
 export * from "./ports.ts";
+export * from "./metric-children.ts";

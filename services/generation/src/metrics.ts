@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { metricChildren } from "@orvado/core";
 
 // Generation's Prometheus metrics, per model and channel. The registry is this
 // service's own, not prom-client's global one: the stack runs every service in
@@ -64,6 +65,13 @@ export class GenerationMetrics {
     registers: [this.registry],
   });
 
+  // Each label set's child made once (metricChildren in @orvado/core): models and channels come from the catalog.
+  readonly #requestsOf = metricChildren(this.#requests);
+  readonly #inFlightOf = metricChildren(this.#inFlight);
+  readonly #durationOf = metricChildren(this.#duration);
+  readonly #outcomesOf = metricChildren(this.#outcomes);
+  readonly #stepsOf = metricChildren(this.#steps);
+
   constructor() {
     const read = () => this.#capacity();
     for (const [name, help, pick] of [
@@ -93,8 +101,8 @@ export class GenerationMetrics {
   jobStarted(model: string, channel: string): (outcome: JobOutcome) => void {
     const labels = { model, channel };
     const key = `${model}\n${channel}`;
-    this.#children(this.#requests, key, labels).inc();
-    const inFlight = this.#children(this.#inFlight, key, labels);
+    this.#requestsOf(key, labels).inc();
+    const inFlight = this.#inFlightOf(key, labels);
     inFlight.inc();
     const started = performance.now();
     let ended = false;
@@ -103,34 +111,20 @@ export class GenerationMetrics {
       ended = true;
       inFlight.dec();
       const withOutcome = { ...labels, outcome };
-      this.#children(this.#duration, `${key}\n${outcome}`, withOutcome).observe((performance.now() - started) / 1000);
-      this.#children(this.#outcomes, `${key}\n${outcome}`, withOutcome).inc();
+      this.#durationOf(`${key}\n${outcome}`, withOutcome).observe((performance.now() - started) / 1000);
+      this.#outcomesOf(`${key}\n${outcome}`, withOutcome).inc();
     };
   }
 
   /** A step that began at `startedAt` (performance.now()) has just ended. */
   stepTook(step: JobStep, startedAt: number): void {
-    this.#children(this.#steps, step, { step }).observe((performance.now() - startedAt) / 1000);
+    this.#stepsOf(step, { step }).observe((performance.now() - startedAt) / 1000);
   }
 
   noCapacity(model: string): void {
     const labels = { model, channel: NO_CHANNEL };
     this.#requests.inc(labels);
     this.#outcomes.inc({ ...labels, outcome: "no_capacity" });
-  }
-
-  /**
-   * A metric's child for one set of label values, made once: prom-client hashes the
-   * labels object (its keys sorted) on every inc or observe given one, several times
-   * per job at 100 connections.
-   */
-  readonly #childCache = new Map<object, Map<string, unknown>>();
-  #children<C>(metric: { labels(values: Record<string, string>): C }, key: string, labels: Record<string, string>): C {
-    let byKey = this.#childCache.get(metric);
-    if (!byKey) this.#childCache.set(metric, (byKey = new Map()));
-    let child = byKey.get(key) as C | undefined;
-    if (!child) byKey.set(key, (child = metric.labels(labels)));
-    return child;
   }
 
   /** The Prometheus text exposition of this registry. */

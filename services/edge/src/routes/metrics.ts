@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { GenerationService } from "@orvado/proto";
 import type { Client } from "@orvado/rpc";
+import { metricChildren } from "@orvado/core";
 
 // GET /metrics: the edge's own Prometheus metrics (HTTP requests by route and
 // status, latency, the process) followed by generation's, fetched over gRPC so
@@ -31,22 +32,17 @@ export function metricsRoutes(app: FastifyInstance, deps: { generation: Client<t
     registers: [registry],
   });
 
-  // Each label set's children, made once: prom-client hashes a labels object (its keys
-  // sorted) on every call given one. Methods are the few Node's parser accepts, routes
-  // the registered patterns, statuses the few the edge sends: the maps stay small.
-  const requestCounters = new Map<string, ReturnType<typeof requests.labels>>();
-  const latencies = new Map<string, ReturnType<typeof latency.labels>>();
+  // Each label set's child made once (metricChildren). Methods are the few Node's parser
+  // accepts, routes the registered patterns, statuses the few the edge sends.
+  const requestCounter = metricChildren(requests);
+  const latencyTimer = metricChildren(latency);
   app.addHook("onResponse", async (request, reply) => {
     // The route pattern, not the URL, so ids and signatures do not explode the label set.
     const route = request.routeOptions.url ?? "unmatched";
     const status = String(reply.statusCode);
     const routeKey = `${request.method} ${route}`;
-    let counter = requestCounters.get(`${routeKey} ${status}`);
-    if (!counter) requestCounters.set(`${routeKey} ${status}`, (counter = requests.labels({ method: request.method, route, status })));
-    counter.inc();
-    let timer = latencies.get(routeKey);
-    if (!timer) latencies.set(routeKey, (timer = latency.labels({ method: request.method, route })));
-    timer.observe(reply.elapsedTime / 1000);
+    requestCounter(`${routeKey} ${status}`, { method: request.method, route, status }).inc();
+    latencyTimer(routeKey, { method: request.method, route }).observe(reply.elapsedTime / 1000);
   });
 
   app.get("/metrics", async (request, reply) => {
