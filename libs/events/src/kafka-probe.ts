@@ -1,7 +1,3 @@
-import kafkajs from "kafkajs";
-
-const { Kafka, logLevel } = kafkajs;
-
 /**
  * True once a broker of the list answers a metadata request (the cluster's
  * brokers and controller), false if none does within timeoutMs. Used to wait
@@ -9,6 +5,8 @@ const { Kafka, logLevel } = kafkajs;
  */
 export async function kafkaBrokerAnswers(brokers: string[], timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
+  // Loaded here, not at the module's top: every service imports @orvado/events, and one on the Postgres log never needs kafkajs (open.ts).
+  const { Kafka, logLevel } = (await import("kafkajs")).default;
   const kafka = new Kafka({ clientId: "orvado-probe", brokers, logLevel: logLevel.NOTHING, connectionTimeout: 1_000, retry: { retries: 0 } });
   while (Date.now() < deadline) {
     const admin = kafka.admin();

@@ -40,7 +40,7 @@ export async function startGeneration(
   await migrate(db, "generation", MIGRATIONS, FUNCTIONS);
   await migrateOutbox(db, "generation");
   const catalog = loadCatalog(config.modelsFile);
-  const store = openImageStore(config.storage);
+  const store = await openImageStore(config.storage);
   const metrics = new GenerationMetrics();
   const relay = startOutboxRelay({ db, schema: "generation", stream, logger });
   const billing = internalClient(BillingService, config.billingUrls, config.internalSecret, { transport: config.rpcTransport });

@@ -7,7 +7,13 @@
 // node_modules stay external (native addons, lazy imports); only @orvado/* code
 // is bundled. The bundle sits one directory below the service root, as src/
 // does, so paths taken relative to a src/ file (migrations, SQL functions, the console's files)
-// resolve to the same place from the bundle.
+// resolve to the same place from the bundle, and so do its chunks (below).
+//
+// Code splitting keeps a dynamic import() lazy: a module loaded only when it is used
+// (PGlite, kafkajs, the S3 client, sharp, a provider's package) goes into a chunk of
+// its own beside main.mjs, loaded on first use. Without it esbuild inlined such a
+// module and hoisted its packages' imports to the bundle's top, so every process
+// loaded them at start (docs/performance.md#where-the-memory-goes).
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,8 +48,12 @@ const externalPackages: Plugin = {
 export async function buildService(name: BundledService): Promise<string> {
   const outfile = bundlePath(name);
   const result = await build({
-    entryPoints: [join(ROOT, "services", name, "src", "main.ts")],
-    outfile,
+    entryPoints: { main: join(ROOT, "services", name, "src", "main.ts") },
+    outdir: dirname(outfile),
+    outExtension: { ".js": ".mjs" },
+    // Named by their content: a build never rewrites a chunk that a running or starting process loads.
+    chunkNames: "chunk-[hash]",
+    splitting: true,
     bundle: true,
     platform: "node",
     format: "esm",
@@ -54,7 +64,9 @@ export async function buildService(name: BundledService): Promise<string> {
     plugins: [externalPackages],
   });
   mkdirSync(dirname(outfile), { recursive: true });
-  const files = [...result.outputFiles.map((file) => ({ path: file.path, contents: file.contents })), { path: nodeFlagsPath(name), contents: `${SERVICE_NODE_FLAGS[name].join(" ")}\n` }];
+  // The chunks first, main.mjs last: a process that loads the new main.mjs finds every chunk it names.
+  const outputs = [...result.outputFiles].sort((a, b) => Number(a.path === outfile) - Number(b.path === outfile) || Number(a.path.endsWith(".map")) - Number(b.path.endsWith(".map")));
+  const files = [...outputs.map((file) => ({ path: file.path, contents: file.contents })), { path: nodeFlagsPath(name), contents: `${SERVICE_NODE_FLAGS[name].join(" ")}\n` }];
   for (const file of files) {
     const temporary = `${file.path}.${process.pid}.${Date.now()}.tmp`;
     writeFileSync(temporary, file.contents);

@@ -310,7 +310,7 @@ export function describeFaultInjection(options: FaultSuiteOptions): void {
       const { rows: images } = await db.query<{ image_id: string; bytes: number }>(
         "SELECT i.image_id, i.bytes FROM generation.images i JOIN generation.jobs j USING (request_id) WHERE j.status = 'succeeded'",
       );
-      const store = openImageStore({ kind: "local", dir: join(dataDir, "images") });
+      const store = await openImageStore({ kind: "local", dir: join(dataDir, "images") });
       for (const image of images) {
         const stored = await storedLength(store, image.image_id);
         if (stored !== image.bytes) problems.push(`${image.image_id}: ${image.bytes} bytes in the table, ${stored ?? "none"} on disk`);

@@ -14,10 +14,26 @@ export interface EditSupport {
   maxImages: number;
 }
 
+/** `load` called once, on first use, its promise shared; a failed load is tried again next time. */
+export function loadedOnFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return () => {
+    loading ??= load().catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    });
+    return loading;
+  };
+}
+
 export interface ProviderDefinition {
   name: Exclude<UpstreamProvider, "sandbox">;
-  /** The AI SDK call for a channel of this provider. */
-  factory: ProviderFactory;
+  /**
+   * The AI SDK call for a channel of this provider. Its adapter, and with it the provider's
+   * package, is loaded when a job first needs it: a process loads only the packages its
+   * catalog's channels use (each is a few MB of heap; docs/performance.md#where-the-memory-goes).
+   */
+  loadFactory: () => Promise<ProviderFactory>;
   /** Where the provider package sends requests when the channel sets no baseUrl; none when a channel must set one. */
   defaultBaseUrl?: string;
   /**

@@ -1,4 +1,4 @@
-import sharp from "sharp";
+import { loadSharp } from "../image-library.ts";
 
 // Upstreams deliver the nearest size they support; the client asked for an exact one
 // (docs/api.md#sizes-and-tiers: the aspect ratio follows the width and height given). The real pixels are
@@ -31,6 +31,7 @@ export async function fitToSize(bytes: Uint8Array, width: number, height: number
   // The common case, a PNG of exactly the size asked for, needs no decoder at all.
   const header = pngSize(input);
   if (header && header.width === width && header.height === height) return { png: input, delivered: { ...header, format: "png" }, resized: false };
+  const sharp = await loadSharp();
   const meta = await sharp(input).metadata();
   if (!meta.width || !meta.height || !meta.format) throw new Error("the upstream answered something that is not an image");
   const delivered = { width: meta.width, height: meta.height, format: meta.format };

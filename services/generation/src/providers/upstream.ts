@@ -1,4 +1,3 @@
-import { NoImageGeneratedError } from "ai";
 import type { ImageModelV3File } from "@ai-sdk/provider";
 import type { ChannelConfig } from "../catalog.ts";
 import { generateWithSandbox } from "../sandbox/provider.ts";
@@ -47,7 +46,7 @@ export async function generateOnChannel(
     maxResponseBytes: settings.maxUpstreamBytes,
     onRefusal: (reason) => (refusal ??= reason),
   });
-  const call = provider.factory({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs });
+  const call = (await provider.loadFactory())({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs });
   const deadline = channel.timeoutMs ? callDeadline(jobSignal, channel.timeoutMs) : null;
   const signal = deadline?.signal ?? jobSignal;
   const results = await Promise.allSettled(batches(request.n, call.maxImagesPerCall).map((count) => imagesFrom(call, request, count, signal))).finally(
@@ -108,9 +107,15 @@ function imagesFrom(call: PreparedCall, request: UpstreamRequest, count: number,
 
 const NO_PROVIDER_OPTIONS = Object.freeze({});
 
-/** The images of one model call as bytes; an answer without any is an error, as generateImage made it. */
-function imageBytesOf(result: Awaited<ReturnType<ImageModel["doGenerate"]>>): Uint8Array[] {
-  if (result.images.length === 0) throw new NoImageGeneratedError({ responses: [result.response] });
+/**
+ * The images of one model call as bytes; an answer without any is an error, as generateImage
+ * made it (the `ai` package, about 2.6 MB of heap, is loaded only for that error).
+ */
+async function imageBytesOf(result: Awaited<ReturnType<ImageModel["doGenerate"]>>): Promise<Uint8Array[]> {
+  if (result.images.length === 0) {
+    const { NoImageGeneratedError } = await import("ai");
+    throw new NoImageGeneratedError({ responses: [result.response] });
+  }
   return result.images.map((image: string | Uint8Array) => (typeof image === "string" ? Buffer.from(image, "base64") : image));
 }
 

@@ -1,4 +1,5 @@
-import sharp from "sharp";
+import type Sharp from "sharp";
+import { loadSharp } from "../image-library.ts";
 import type { EditInputs } from "../edit-inputs.ts";
 import { PNG_OPTIONS, SANDBOX_EXIF, assertSandboxSize, renderSandboxPng, sandboxBand } from "./render.ts";
 
@@ -15,6 +16,7 @@ export async function editSandboxPng(inputs: EditInputs, prompt: string, width: 
   assertSandboxSize(width, height);
   const [first, ...others] = inputs.images;
   if (!first) throw new RangeError("an edit needs at least one image");
+  const sharp = await loadSharp();
   let base = sharp(first).resize(width, height, { fit: "cover" }).removeAlpha();
   if (!inputs.mask) {
     base = base.negate();
@@ -22,7 +24,7 @@ export async function editSandboxPng(inputs: EditInputs, prompt: string, width: 
   }
   // Composite runs after every other operation of a pipeline, so the changed base is made first.
   const { data, info } = await base.raw().toBuffer({ resolveWithObject: true });
-  const layers: sharp.OverlayOptions[] = [];
+  const layers: Sharp.OverlayOptions[] = [];
   if (inputs.mask) layers.push({ input: await promptPatch(inputs.mask, prompt, width, height, variant), left: 0, top: 0 });
   layers.push(...(await thumbnails(others, width, height)));
   const band = bandLayer(width, height);
@@ -38,6 +40,7 @@ export async function editSandboxPng(inputs: EditInputs, prompt: string, width: 
 async function promptPatch(mask: Buffer, prompt: string, width: number, height: number, variant: number): Promise<Buffer> {
   const seed = variant === 0 ? prompt : `${prompt}\u0000${variant}`;
   const picture = await renderSandboxPng(seed, width, height);
+  const sharp = await loadSharp();
   const editArea = await sharp(mask).resize(width, height, { fit: "fill" }).ensureAlpha().extractChannel("alpha").negate().raw().toBuffer();
   // The picture is RGB already; removeAlpha here would run after the join and drop the new channel.
   return sharp(picture)
@@ -47,10 +50,11 @@ async function promptPatch(mask: Buffer, prompt: string, width: number, height: 
 }
 
 /** The second and later images, each a fifth of the short side, left to right along the top while they fit. */
-async function thumbnails(images: Buffer[], width: number, height: number): Promise<sharp.OverlayOptions[]> {
+async function thumbnails(images: Buffer[], width: number, height: number): Promise<Sharp.OverlayOptions[]> {
   const side = Math.floor(Math.min(width, height) / 5);
   if (side < 4) return [];
   const fitting = images.slice(0, Math.floor(width / side));
+  const sharp = await loadSharp();
   return Promise.all(
     fitting.map(async (image, index) => ({
       input: await sharp(image).resize(side, side, { fit: "cover" }).removeAlpha().png({ compressionLevel: 0 }).toBuffer(),
@@ -61,7 +65,7 @@ async function thumbnails(images: Buffer[], width: number, height: number): Prom
 }
 
 /** The same yellow and black checker band as a generated sandbox image, along the bottom edge. */
-function bandLayer(width: number, height: number): sharp.OverlayOptions | null {
+function bandLayer(width: number, height: number): Sharp.OverlayOptions | null {
   const band = sandboxBand(width, height);
   const rows = height - band.top;
   if (rows <= 0) return null;

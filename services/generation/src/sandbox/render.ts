@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import sharp from "sharp";
+import { loadSharp } from "../image-library.ts";
 
 // The sandbox "model": a real PNG whose look is a pure function of the prompt,
 // so the whole service can be tried end to end without any upstream.
@@ -45,6 +45,7 @@ export async function renderSandboxPng(prompt: string, width: number, height: nu
   const canvasWidth = Math.max(1, Math.round(width * scale));
   const canvasHeight = Math.max(1, Math.round(height * scale));
   const pixels = paint(designFor(prompt), canvasWidth, canvasHeight);
+  const sharp = await loadSharp();
 
   let image = sharp(pixels, { raw: { width: canvasWidth, height: canvasHeight, channels: 3 } });
   if (canvasWidth !== width || canvasHeight !== height) {

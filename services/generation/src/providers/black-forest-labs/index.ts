@@ -1,10 +1,9 @@
-import type { ProviderDefinition } from "../definition.ts";
-import { blackForestLabsFactory } from "./adapter.ts";
+import { loadedOnFirstUse, type ProviderDefinition } from "../definition.ts";
 import { blackForestLabsRefusal } from "./refusal.ts";
 
 export const blackForestLabs: ProviderDefinition = {
   name: "black-forest-labs",
-  factory: blackForestLabsFactory,
+  loadFactory: loadedOnFirstUse(() => import("./adapter.ts").then((adapter) => adapter.blackForestLabsFactory)),
   defaultBaseUrl: "https://api.bfl.ai/v1",
   refusesWith4xxOnly: false,
   refusal: blackForestLabsRefusal,

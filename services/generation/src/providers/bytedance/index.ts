@@ -1,10 +1,9 @@
-import type { ProviderDefinition } from "../definition.ts";
+import { loadedOnFirstUse, type ProviderDefinition } from "../definition.ts";
 import { openAiStyleRefusal } from "../refusal-parts.ts";
-import { byteDanceFactory } from "./adapter.ts";
 
 export const byteDance: ProviderDefinition = {
   name: "bytedance",
-  factory: byteDanceFactory,
+  loadFactory: loadedOnFirstUse(() => import("./adapter.ts").then((adapter) => adapter.byteDanceFactory)),
   defaultBaseUrl: "https://ark.ap-southeast.bytepluses.com/api/v3",
   refusesWith4xxOnly: true,
   refusal: openAiStyleRefusal,

@@ -1,10 +1,9 @@
-import type { ProviderDefinition } from "../definition.ts";
-import { falFactory } from "./adapter.ts";
+import { loadedOnFirstUse, type ProviderDefinition } from "../definition.ts";
 import { falRefusal } from "./refusal.ts";
 
 export const fal: ProviderDefinition = {
   name: "fal",
-  factory: falFactory,
+  loadFactory: loadedOnFirstUse(() => import("./adapter.ts").then((adapter) => adapter.falFactory)),
   defaultBaseUrl: "https://fal.run",
   refusesWith4xxOnly: false,
   refusal: falRefusal,

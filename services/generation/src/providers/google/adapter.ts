@@ -1,11 +1,9 @@
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import type { ProviderFactory } from "../types.ts";
-import { geminiSize, imagenSize } from "./size.ts";
+import { geminiSize, imagenSize, isGeminiModel } from "./size.ts";
 
 // Google: Gemini image models (generateContent, one image per call, aspect ratio plus
 // 1K/2K/4K) and Imagen (:predict, up to four images per call, aspect ratio only).
-export const isGeminiModel = (modelId: string) => modelId.startsWith("gemini-");
-
 export const googleFactory: ProviderFactory = ({ channel, apiKey, fetch, request }) => {
   const modelId = channel.upstreamModel!;
   const provider = createGoogleGenerativeAI({ apiKey, baseURL: channel.baseUrl, fetch });

@@ -1,11 +1,11 @@
 import { EDIT_IMAGE_COUNT_CEILING } from "@orvado/core";
-import type { ProviderDefinition } from "../definition.ts";
-import { googleFactory, isGeminiModel } from "./adapter.ts";
+import { loadedOnFirstUse, type ProviderDefinition } from "../definition.ts";
+import { isGeminiModel } from "./size.ts";
 import { googleRefusal } from "./refusal.ts";
 
 export const google: ProviderDefinition = {
   name: "google",
-  factory: googleFactory,
+  loadFactory: loadedOnFirstUse(() => import("./adapter.ts").then((adapter) => adapter.googleFactory)),
   defaultBaseUrl: "https://generativelanguage.googleapis.com/v1beta",
   refusesWith4xxOnly: false,
   refusal: googleRefusal,

@@ -1,11 +1,10 @@
 import { EDIT_IMAGE_COUNT_CEILING } from "@orvado/core";
-import type { ProviderDefinition } from "../definition.ts";
+import { loadedOnFirstUse, type ProviderDefinition } from "../definition.ts";
 import { openAiStyleRefusal } from "../refusal-parts.ts";
-import { openAiFactory } from "./adapter.ts";
 
 export const openAi: ProviderDefinition = {
   name: "openai",
-  factory: openAiFactory,
+  loadFactory: loadedOnFirstUse(() => import("./adapter.ts").then((adapter) => adapter.openAiFactory)),
   defaultBaseUrl: "https://api.openai.com/v1",
   refusesWith4xxOnly: true,
   refusal: openAiStyleRefusal,

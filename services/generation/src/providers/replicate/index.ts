@@ -1,10 +1,9 @@
-import type { ProviderDefinition } from "../definition.ts";
-import { replicateFactory } from "./adapter.ts";
+import { loadedOnFirstUse, type ProviderDefinition } from "../definition.ts";
 import { replicateRefusal } from "./refusal.ts";
 
 export const replicate: ProviderDefinition = {
   name: "replicate",
-  factory: replicateFactory,
+  loadFactory: loadedOnFirstUse(() => import("./adapter.ts").then((adapter) => adapter.replicateFactory)),
   defaultBaseUrl: "https://api.replicate.com/v1",
   refusesWith4xxOnly: false,
   refusal: replicateRefusal,
