@@ -66,7 +66,7 @@ function modelsFile(): string {
 
 async function newFundedKey(usd: bigint): Promise<{ accountId: string; key: string }> {
   const { account } = await auth.createAccount({ email: `up-${Math.random().toString(36).slice(2)}@example.test`, password: "correct horse battery" });
-  await billing.topUp({ accountId: account!.accountId, amountMicros: usd * 1_000_000n, note: "test" });
+  if (usd > 0n) await billing.topUp({ accountId: account!.accountId, amountMicros: usd * 1_000_000n, note: "test" });
   const created = await auth.createKey({ accountId: account!.accountId, name: "test" });
   return { accountId: account!.accountId, key: created.secret };
 }
@@ -188,6 +188,22 @@ describe("upstream channels through the whole stack", () => {
     expect(primary.stats.lastBody).toMatchObject({ model: "gpt-image-1", prompt: "fill it", size: "1024x1024", images: 1, mask: true });
     const balance = await balanceOf(accountId);
     expect([balance.balanceMicros, balance.heldMicros]).toEqual([5_000_000n - 2n * ALPHA_FLARE_1K_MICROS, 0n]);
+  });
+
+  it("leaves no job and no channel slot behind when billing refuses the hold of a job on an upstream channel", async () => {
+    const { accountId, key } = await newFundedKey(0n);
+    // Twice: had the first refusal kept beta's one slot, the second would be refused for capacity (503), not for money.
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const response = await generate(key, { model: "beta", prompt: "a painting nobody pays for", response_format: "b64_json" });
+      expect(response.status).toBe(403);
+      expect((await json(response)).error.code).toBe("insufficient_user_quota");
+    }
+    expect(slow.count("generate")).toBe(0);
+    expect((await stack.db.query("SELECT 1 FROM generation.jobs WHERE account_id = $1", [accountId])).rowCount).toBe(0);
+    expect((await stack.db.query("SELECT 1 FROM generation.channel_slots WHERE channel_key = 'beta/fal-only'")).rowCount).toBe(0);
+    // beta's only channel has room for one: the slot came back, so a paying job runs.
+    const paying = await newFundedKey(5n);
+    expect((await generate(paying.key, { model: "beta", prompt: "a painting", response_format: "b64_json" })).status).toBe(200);
   });
 
   it("answers 503 no_capacity with Retry-After: 60 when every channel of the model is full, charging nothing", async () => {
