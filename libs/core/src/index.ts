@@ -12,3 +12,4 @@ export * from "./settings-that-must-agree.ts";
 export * from "./playground-key.ts";
 export * from "./ports.ts";
 export * from "./metric-children.ts";
+export * from "./loaded-on-first-use.ts";

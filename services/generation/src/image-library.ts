@@ -1,4 +1,5 @@
 import type Sharp from "sharp";
+import { loadedOnFirstUse } from "@orvado/core";
 
 // sharp (libvips) is loaded on its first use, not at start: a generation process
 // whose channels answer PNGs of the size asked for (the common case, providers/fit.ts)
@@ -6,10 +7,5 @@ import type Sharp from "sharp";
 // (libvips and its libraries) to the process (docs/performance.md#where-the-memory-goes).
 // The first image that needs it waits for the load once (tens of milliseconds).
 
-let loading: Promise<typeof Sharp> | undefined;
-
 /** The sharp module, loaded once. */
-export function loadSharp(): Promise<typeof Sharp> {
-  loading ??= import("sharp").then((module) => module.default);
-  return loading;
-}
+export const loadSharp: () => Promise<typeof Sharp> = loadedOnFirstUse(() => import("sharp").then((module) => module.default));

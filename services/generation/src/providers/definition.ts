@@ -14,18 +14,6 @@ export interface EditSupport {
   maxImages: number;
 }
 
-/** `load` called once, on first use, its promise shared; a failed load is tried again next time. */
-export function loadedOnFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
-  let loading: Promise<T> | undefined;
-  return () => {
-    loading ??= load().catch((error: unknown) => {
-      loading = undefined;
-      throw error;
-    });
-    return loading;
-  };
-}
-
 export interface ProviderDefinition {
   name: Exclude<UpstreamProvider, "sandbox">;
   /**

@@ -1,4 +1,5 @@
-import { loadedOnFirstUse, type ProviderDefinition } from "../definition.ts";
+import { loadedOnFirstUse } from "@orvado/core";
+import type { ProviderDefinition } from "../definition.ts";
 import { blackForestLabsRefusal } from "./refusal.ts";
 
 export const blackForestLabs: ProviderDefinition = {

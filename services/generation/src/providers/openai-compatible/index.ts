@@ -1,5 +1,5 @@
-import { EDIT_IMAGE_COUNT_CEILING } from "@orvado/core";
-import { loadedOnFirstUse, type ProviderDefinition } from "../definition.ts";
+import { EDIT_IMAGE_COUNT_CEILING, loadedOnFirstUse } from "@orvado/core";
+import type { ProviderDefinition } from "../definition.ts";
 import { openAiStyleRefusal } from "../refusal-parts.ts";
 
 // No default base URL: a channel of this provider names its server (catalog.ts checks it).
