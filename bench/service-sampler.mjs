@@ -1,7 +1,7 @@
 // `BENCH_SERVICE_NODE_OPTIONS="--import $PWD/bench/service-sampler.mjs" npm run bench:soak`: each
 // service process appends one JSON line a second to $SAMPLER_DIR/samples-<service>.jsonl (default
 // the system's temp folder): seconds since start, RSS, heap in use, ArrayBuffers (answers and images
-// read but not yet let go) in MiB, upstream answers read so far, garbage collections and their total
+// read but not yet let go) in MiB, upstream requests sent and answers read so far, garbage collections and their total
 // milliseconds, and the longest event-loop delay of the second. docs/performance.md reads a soak with it.
 import { appendFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,9 +13,11 @@ const service = (process.argv[1] ?? "").split("/").slice(-3, -2)[0] || "process"
 const file = join(process.env.SAMPLER_DIR ?? tmpdir(), `samples-${service}.jsonl`);
 const started = Date.now();
 const mib = (bytes) => Math.round(bytes / 1048576);
+let requests = 0;
 let answers = 0;
 let gcs = 0;
 let gcMs = 0;
+subscribe("http.client.request.start", () => (requests += 1));
 subscribe("http.client.response.finish", () => (answers += 1));
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {
@@ -27,7 +29,7 @@ const delay = monitorEventLoopDelay({ resolution: 20 });
 delay.enable();
 setInterval(() => {
   const memory = process.memoryUsage();
-  const line = { s: Math.round((Date.now() - started) / 1000), rss: mib(memory.rss), heapUsed: mib(memory.heapUsed), arrayBuffers: mib(memory.arrayBuffers), answers, gcs, gcMs: Math.round(gcMs), loopDelayMaxMs: Math.round(delay.max / 1e6) };
+  const line = { s: Math.round((Date.now() - started) / 1000), rss: mib(memory.rss), heapUsed: mib(memory.heapUsed), arrayBuffers: mib(memory.arrayBuffers), requests, answers, gcs, gcMs: Math.round(gcMs), loopDelayMaxMs: Math.round(delay.max / 1e6) };
   appendFileSync(file, `${JSON.stringify(line)}\n`);
   delay.reset();
 }, 1000).unref();

@@ -9,6 +9,7 @@ import { migrateOutbox, startOutboxRelay, type EventStream } from "@orvado/event
 import { internalClient, startRpcServer, type RpcServer } from "@orvado/rpc";
 import type { GenerationConfig } from "./config.ts";
 import { loadCatalog } from "./catalog.ts";
+import { loadCatalogModules } from "./catalog-modules.ts";
 import { JobRunner } from "./jobs.ts";
 import { generationRoutes } from "./rpc.ts";
 import { openImageStore } from "./storage/open-store.ts";
@@ -40,6 +41,7 @@ export async function startGeneration(
   await migrate(db, "generation", MIGRATIONS, FUNCTIONS);
   await migrateOutbox(db, "generation");
   const catalog = loadCatalog(config.modelsFile);
+  await loadCatalogModules(catalog);
   const store = await openImageStore(config.storage);
   const metrics = new GenerationMetrics();
   const relay = startOutboxRelay({ db, schema: "generation", stream, logger });
