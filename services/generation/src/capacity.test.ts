@@ -3,7 +3,7 @@ import { Tier } from "@orvado/proto";
 import { createLogger } from "@orvado/core";
 import { parseCatalog } from "./catalog.ts";
 import { ChannelPool, type ChannelPoolOptions, type SlotAnswer } from "./capacity.ts";
-import { openGenerationTestDb } from "./test-support.ts";
+import { openGenerationTestDb, twoChannelCatalog } from "./test-support.ts";
 import { countingStatements } from "@orvado/testkit";
 
 // Channel capacity and circuit breakers shared through the database (capacity.ts,
@@ -11,20 +11,7 @@ import { countingStatements } from "@orvado/testkit";
 // generation replicas; the statements are the ones the service runs (PostgreSQL
 // with TEST_DATABASE_URL, PGlite otherwise).
 
-const catalog = parseCatalog({
-  models: [
-    {
-      id: "alpha-2.5-flare",
-      family: "alpha",
-      tiers: ["1K"],
-      channels: [
-        { name: "main", provider: "openai", upstreamModel: "m", apiKeyEnv: "K", capacity: 2, priority: 1 },
-        { name: "backup", provider: "openai-compatible", upstreamModel: "m", baseUrl: "http://127.0.0.1:1/v1", capacity: 1, priority: 2 },
-      ],
-    },
-    { id: "beta", family: "beta", tiers: ["1K"], channels: [{ name: "sandbox", provider: "sandbox", capacity: 1 }] },
-  ],
-});
+const catalog = twoChannelCatalog();
 const flare = catalog.get("alpha-2.5-flare")!;
 const beta = catalog.get("beta")!;
 const logger = createLogger("test", "silent");
