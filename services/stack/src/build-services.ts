@@ -65,7 +65,7 @@ export async function buildService(name: BundledService): Promise<string> {
   });
   mkdirSync(dirname(outfile), { recursive: true });
   // The chunks first, main.mjs last: a process that loads the new main.mjs finds every chunk it names.
-  const outputs = [...result.outputFiles].sort((a, b) => Number(a.path === outfile) - Number(b.path === outfile) || Number(a.path.endsWith(".map")) - Number(b.path.endsWith(".map")));
+  const outputs = [...result.outputFiles].sort((a, b) => Number(a.path === outfile) - Number(b.path === outfile));
   const files = [...outputs.map((file) => ({ path: file.path, contents: file.contents })), { path: nodeFlagsPath(name), contents: `${SERVICE_NODE_FLAGS[name].join(" ")}\n` }];
   for (const file of files) {
     const temporary = `${file.path}.${process.pid}.${Date.now()}.tmp`;
