@@ -104,3 +104,62 @@ describe("fetchWithLookup and the call's signal (node:http, a local server that 
     expect(closed.length).toBe(before);
   });
 });
+
+describe("a kept-alive connection the upstream closed as the request went out (node:http, a local server)", () => {
+  // Each connection's first request is answered; a later request on the same connection
+  // finds it dropped at once (as when the upstream's idle timeout closes the connection
+  // while the request is on its way), or, at /cut-later, answered in part and then cut.
+  let server: Server;
+  let port: number;
+  const bodies: string[] = [];
+  let connections = 0;
+
+  beforeAll(async () => {
+    server = createServer(async (request, response) => {
+      const socket = request.socket as typeof request.socket & { served?: number };
+      socket.served = (socket.served ?? 0) + 1;
+      let body = "";
+      for await (const chunk of request) body += chunk;
+      bodies.push(body);
+      if (request.url === "/always-drop") return void socket.destroy();
+      if (socket.served === 1) return void response.end(`answered ${body}`);
+      if (request.url === "/cut-later") {
+        response.writeHead(200, { "content-length": "1000" });
+        response.write("part");
+        setTimeout(() => socket.destroy(), 10);
+        return;
+      }
+      socket.destroy();
+    });
+    server.on("connection", () => (connections += 1));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    port = (server.address() as { port: number }).port;
+  });
+  afterAll(() => server?.close());
+
+  const anyAddress = ((host, options, callback) => dnsLookup(host, options, callback as never)) as typeof publicOnlyLookup;
+  const post = (path: string, body: string) => fetchWithLookup(new URL(`http://127.0.0.1:${port}${path}`), { method: "POST", headers: { "content-type": "text/plain" }, body }, anyAddress);
+
+  it("is sent again once, whole, on a new connection", async () => {
+    expect(Buffer.from((await post("/first", "one")).bytes).toString()).toBe("answered one");
+    const before = { connections, bodies: bodies.length };
+    // The pooled connection is reused, the server drops it, and the request goes out again on a new one.
+    expect(Buffer.from((await post("/second", "two")).bytes).toString()).toBe("answered two");
+    expect(bodies.slice(before.bodies)).toEqual(["two", "two"]);
+    expect(connections - before.connections).toBe(1);
+  });
+
+  it("is not sent again when the connection was new (none was pooled): the error is the caller's", async () => {
+    const before = bodies.length;
+    await expect(post("/always-drop", "three")).rejects.toMatchObject({ code: "ECONNRESET" });
+    expect(bodies.length - before).toBe(1);
+  });
+
+  it("is not sent again once an answer had begun on the reused connection", async () => {
+    await post("/first", "four");
+    const before = bodies.length;
+    await expect(post("/cut-later", "five")).rejects.toThrow(/before its answer was complete|aborted|socket hang up/);
+    expect(bodies.length - before).toBe(1);
+  });
+});

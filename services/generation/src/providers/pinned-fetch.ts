@@ -60,22 +60,62 @@ export function pinnedFetch(url: URL, init: PinnedInit): Promise<Answer> {
   return fetchWithLookup(url, init, publicOnlyLookup);
 }
 
-/** The request itself, with the connection's lookup given (tests give a permissive one to reach a local server). */
+/**
+ * The request itself, with the connection's lookup given (tests give a permissive one to reach a local server).
+ * Sent once more, on a new connection, if the kept-alive connection it went out on
+ * turned out to be closed by the upstream (staleConnection).
+ */
 export function fetchWithLookup(url: URL, init: PinnedInit, lookup: typeof publicOnlyLookup): Promise<Answer> {
   if (url.protocol !== "http:" && url.protocol !== "https:") return Promise.reject(new BlockedUrlError(`refused to fetch a ${url.protocol} URL from an upstream`));
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (lookup === publicOnlyLookup && isIP(host) && isInternalAddress(host)) return Promise.reject(new BlockedUrlError(`refused to fetch ${url.origin}: it is the internal address ${host}`));
   if (init.signal?.aborted) return Promise.reject(abortError(init.signal));
+  return requestOnce(url, init, lookup, "pooled").catch((error: unknown) => {
+    if (!(error instanceof StaleConnection)) throw error;
+    if (init.signal?.aborted) throw abortError(init.signal);
+    return requestOnce(url, init, lookup, "new");
+  });
+}
+
+/**
+ * A kept-alive connection the upstream had closed (its idle timeout) while the
+ * request went out on it: the connection was reused, it was reset or broken
+ * (ECONNRESET, EPIPE), and no byte of an answer had come. The upstream had
+ * already let the connection go, so it did not take the request; sending it
+ * again on a new connection is the remedy Node's documentation gives for this
+ * race (request.reusedSocket). A soak of 10,000 held requests lost 77 to 927 of
+ * them to it, as 502s, before (docs/reliability.md#what-is-sent-again-upstream).
+ */
+class StaleConnection extends Error {
+  constructor(readonly original: Error) {
+    super(original.message, { cause: original });
+    this.name = "StaleConnection";
+  }
+}
+
+const STALE_CONNECTION_CODES = new Set(["ECONNRESET", "EPIPE"]);
+
+function staleConnection(request: ClientRequest, answered: boolean, error: Error): boolean {
+  return request.reusedSocket && !answered && STALE_CONNECTION_CODES.has((error as NodeJS.ErrnoException).code ?? "");
+}
+
+/** One request: on a pooled connection (kept alive, perhaps reused) or on a new one of its own. */
+function requestOnce(url: URL, init: PinnedInit, lookup: typeof publicOnlyLookup, connection: "pooled" | "new"): Promise<Answer> {
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const request = send(url, {
       method: init.method,
       headers: init.headers instanceof Headers ? Object.fromEntries(init.headers) : init.headers,
       lookup: lookup as never,
+      ...(connection === "new" ? { agent: false } : {}),
     });
-    request.once("error", reject);
+    let answered = false;
+    request.once("error", (error) => reject(staleConnection(request, answered, error) ? new StaleConnection(error) : error));
     endOnAbort(request, init.signal);
-    request.once("response", (message: IncomingMessage) => readAnswer(message, init.maxBytes ?? Infinity).then(resolve, reject));
+    request.once("response", (message: IncomingMessage) => {
+      answered = true;
+      readAnswer(message, init.maxBytes ?? Infinity).then(resolve, reject);
+    });
     if (typeof init.body === "string" || init.body instanceof Uint8Array) request.end(init.body);
     else request.end();
   });
