@@ -3,12 +3,12 @@
 // the same ProcessStack the fault-injection test uses. The soak needs this: one
 // process holding 10,000 client sockets and 10,000 upstream sockets would need
 // more open files than a container usually allows.
-import { rmSync } from "node:fs";
+import { appendFileSync, rmSync } from "node:fs";
 import { ProcessStack, SERVICE_NAMES } from "../services/stack/src/process-stack.ts";
 import { createBenchDatabase } from "./database.ts";
 import { benchDataDir } from "./data-dir.ts";
 import { fundBenchAccounts } from "./bench-accounts.ts";
-import type { OrvadoInfo } from "./servers.ts";
+import { logFile, type OrvadoInfo } from "./servers.ts";
 
 export interface SplitOrvado {
   info: OrvadoInfo;
@@ -20,6 +20,7 @@ export interface SplitOrvado {
 
 export async function startSplitOrvado(options: { modelsFile: string; accounts: number; env?: NodeJS.ProcessEnv }): Promise<SplitOrvado> {
   const database = await createBenchDatabase();
+  const servicesLog = logFile("services");
   const dataDir = benchDataDir("orvado-soak-");
   let stack: ProcessStack | undefined;
   const stop = async () => {
@@ -31,6 +32,8 @@ export async function startSplitOrvado(options: { modelsFile: string; accounts: 
     stack = await ProcessStack.start({
       databaseUrl: database.url,
       dataDir,
+      // Warnings and errors of every service (why a request failed), kept in bench/results/services.log.
+      onLog: (service, line) => appendFileSync(servicesLog, `${service} ${line}\n`),
       env: {
         ORVADO_MODELS_FILE: options.modelsFile,
         GENERATION_ALLOW_PRIVATE_UPSTREAMS: "true",
