@@ -83,7 +83,7 @@ export function fetchWithLookup(url: URL, init: PinnedInit, lookup: typeof publi
  * (ECONNRESET, EPIPE), and no byte of an answer had come. The upstream had
  * already let the connection go, so it did not take the request; sending it
  * again on a new connection is the remedy Node's documentation gives for this
- * race (request.reusedSocket). A soak of 10,000 held requests lost 77 to 927 of
+ * race (request.reusedSocket). A soak of 10,000 held requests lost 77 to 1,081 of
  * them to it, as 502s, before (docs/reliability.md#what-is-sent-again-upstream).
  */
 class StaleConnection extends Error {
