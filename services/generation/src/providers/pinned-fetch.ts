@@ -60,22 +60,16 @@ export function pinnedFetch(url: URL, init: PinnedInit): Promise<Answer> {
   return fetchWithLookup(url, init, publicOnlyLookup);
 }
 
-/**
- * The request itself, with the connection's lookup given (tests give a permissive one to reach a local server).
- * Sent once more, on a new connection, if the kept-alive connection it went out on
- * turned out to be closed by the upstream (staleConnection).
- */
+/** The request itself, with the connection's lookup given (tests give a permissive one to reach a local server). */
 export function fetchWithLookup(url: URL, init: PinnedInit, lookup: typeof publicOnlyLookup): Promise<Answer> {
   if (url.protocol !== "http:" && url.protocol !== "https:") return Promise.reject(new BlockedUrlError(`refused to fetch a ${url.protocol} URL from an upstream`));
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (lookup === publicOnlyLookup && isIP(host) && isInternalAddress(host)) return Promise.reject(new BlockedUrlError(`refused to fetch ${url.origin}: it is the internal address ${host}`));
   if (init.signal?.aborted) return Promise.reject(abortError(init.signal));
-  return requestOnce(url, init, lookup, "pooled").catch((error: unknown) => {
-    if (!(error instanceof StaleConnection)) throw error;
-    if (init.signal?.aborted) throw abortError(init.signal);
-    return requestOnce(url, init, lookup, "new");
-  });
+  return requestOnce(url, init, lookup, "pooled");
 }
+
+const STALE_CONNECTION_CODES = new Set(["ECONNRESET", "EPIPE"]);
 
 /**
  * A kept-alive connection the upstream had closed (its idle timeout) while the
@@ -86,20 +80,15 @@ export function fetchWithLookup(url: URL, init: PinnedInit, lookup: typeof publi
  * race (request.reusedSocket). A soak of 10,000 held requests lost 77 to 1,081 of
  * them to it, as 502s, before (docs/reliability.md#what-is-sent-again-upstream).
  */
-class StaleConnection extends Error {
-  constructor(readonly original: Error) {
-    super(original.message, { cause: original });
-    this.name = "StaleConnection";
-  }
-}
-
-const STALE_CONNECTION_CODES = new Set(["ECONNRESET", "EPIPE"]);
-
 function staleConnection(request: ClientRequest, answered: boolean, error: Error): boolean {
   return request.reusedSocket && !answered && STALE_CONNECTION_CODES.has((error as NodeJS.ErrnoException).code ?? "");
 }
 
-/** One request: on a pooled connection (kept alive, perhaps reused) or on a new one of its own. */
+/**
+ * One request, on a pooled connection (kept alive, perhaps reused) or on a new one of its own:
+ * a request that found its pooled connection stale (staleConnection) is sent again once, on a
+ * new connection, which is never reused and so never sent a third time.
+ */
 function requestOnce(url: URL, init: PinnedInit, lookup: typeof publicOnlyLookup, connection: "pooled" | "new"): Promise<Answer> {
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
@@ -110,7 +99,10 @@ function requestOnce(url: URL, init: PinnedInit, lookup: typeof publicOnlyLookup
       ...(connection === "new" ? { agent: false } : {}),
     });
     let answered = false;
-    request.once("error", (error) => reject(staleConnection(request, answered, error) ? new StaleConnection(error) : error));
+    request.once("error", (error) => {
+      if (!staleConnection(request, answered, error)) return reject(error);
+      resolve(init.signal?.aborted ? Promise.reject(abortError(init.signal)) : requestOnce(url, init, lookup, "new"));
+    });
     endOnAbort(request, init.signal);
     request.once("response", (message: IncomingMessage) => {
       answered = true;
