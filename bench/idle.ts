@@ -7,14 +7,11 @@ import { startUpstream, writeBenchCatalog } from "./servers.ts";
 import { startSplitOrvado } from "./orvado-split.ts";
 import { SERVICE_NAMES } from "../services/stack/src/process-stack.ts";
 import { formatTable } from "./stats.ts";
+import { statusBytes } from "./processes.ts";
 
 const IDLE_MS = 8_000;
 
-/** A /proc/<pid>/status field in MiB. */
-function statusMiB(status: string, field: string): number {
-  const line = status.split("\n").find((entry) => entry.startsWith(`${field}:`));
-  return Number(/(\d+) kB/.exec(line ?? "")?.[1] ?? 0) / 1024;
-}
+const statusMiB = (status: string, field: string) => statusBytes(status, field) / 1024 / 1024;
 
 /** RSS by mapping (file name, or [anon] / [heap]), largest first. */
 function largestMappings(pid: number, count: number): string {

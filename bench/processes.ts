@@ -115,11 +115,16 @@ export function treeRssBytes(rootPid: number): number {
 
 function rssOf(pid: number): number {
   try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return match ? Number(match[1]) * 1024 : 0;
+    return statusBytes(readFileSync(`/proc/${pid}/status`, "utf8"), "VmRSS");
   } catch {
     return 0;
   }
+}
+
+/** A size field of a /proc/<pid>/status text (VmRSS, RssAnon, RssFile, …) in bytes; 0 if absent. */
+export function statusBytes(status: string, field: string): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
+  return match ? Number(match[1]) * 1024 : 0;
 }
 
 /** Samples the summed RSS of these process trees every intervalMs and remembers the peak (also each tree's own). */
