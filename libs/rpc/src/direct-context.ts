@@ -12,6 +12,8 @@ export interface DirectContextInit {
   service: DescService;
   method: DescMethod;
   url: string;
+  /** What the handler's context.protocolName says: "in-process" unless given (unary-server.ts: "connect"). */
+  protocolName?: string;
   timeoutMs: number | undefined;
   /** The caller's signal; `unwatched` when the caller gave none. */
   requestSignal: AbortSignal;
@@ -48,7 +50,7 @@ export function directCallContext(init: DirectContextInit): DirectCallContext {
   const context: HandlerContext = {
     service: init.service,
     method: init.method,
-    protocolName: "in-process",
+    protocolName: init.protocolName ?? "in-process",
     requestMethod: "POST",
     url: init.url,
     requestHeader: init.requestHeader,
