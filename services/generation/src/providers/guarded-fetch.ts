@@ -4,6 +4,7 @@ import { AnswerTooLarge, fetchWithLookup, pinnedFetch, publicOnlyLookup, type An
 import { detectRefusal, mayRefuse } from "./refusals.ts";
 import { UpstreamFailure, UpstreamRefusal } from "./errors.ts";
 import { sameSite } from "./same-site.ts";
+import { ReadResponse } from "./read-response.ts";
 
 // The fetch every AI SDK provider is given. It is where the gateway's own rules for
 // talking to upstreams live, whatever the provider package does:
@@ -112,7 +113,7 @@ async function trustedFetch(url: URL, request: PinnedInit, init: RequestInit | u
   return { status: response.status, statusText: response.statusText, headers: response.headers, bytes: await readLimited(response, limit) };
 }
 
-/** The one Response the AI SDK reads, once the answer is known not to be a refusal. */
+/** The one Response the AI SDK reads, once the answer is known not to be a refusal (read-response.ts: no copy of the bytes). */
 function inspect(answer: Answer, options: GuardOptions): Response {
   const json = (answer.headers.get("content-type") ?? "").includes("json");
   if (json && answer.bytes.length <= MAX_SNIFF_BYTES && mayRefuse(options.provider, answer.status)) {
@@ -122,11 +123,12 @@ function inspect(answer: Answer, options: GuardOptions): Response {
       throw new UpstreamRefusal(reason);
     }
   }
-  return new Response(answer.status === 204 || answer.status === 304 ? null : answer.bytes, {
+  const response = new ReadResponse(answer.status === 204 || answer.status === 304 ? null : answer.bytes, {
     status: answer.status,
     statusText: answer.statusText,
     headers: answer.headers,
   });
+  return response as unknown as Response;
 }
 
 function refusalIn(provider: UpstreamProvider, status: number, bytes: Uint8Array): string | undefined {
