@@ -96,7 +96,8 @@ function runCall(
 ): Promise<UnaryResponse> {
   const service = method.parent;
   const url = `http://${headerText(headers[":authority"]) ?? "localhost"}${headers[":path"]}`;
-  const handle = async (request: UnaryRequest): Promise<UnaryResponse> => {
+  // Not an async function: its suspended frame would be held for the whole call (a job's wait on its upstream).
+  const handle = (request: UnaryRequest): Promise<UnaryResponse> => {
     const call = directCallContext({
       service,
       method,
@@ -110,14 +111,26 @@ function runCall(
     // A caller that resets its stream has gone: the handler's signal, if it made one, says so.
     const gone = () => call.end();
     stream.once("close", gone);
-    try {
-      const output = await call.outcome(implementation(request.message, call.context));
-      const message = create(method.output, output as never);
-      return { stream: false, service, method, header: call.context.responseHeader, message, trailer: call.context.responseTrailer };
-    } finally {
+    const ended = () => {
       stream.off("close", gone);
       call.end();
+    };
+    let result: unknown;
+    try {
+      result = implementation(request.message, call.context);
+    } catch (error) {
+      result = Promise.reject(error);
     }
+    return call.outcome(result).then(
+      (output): UnaryResponse => {
+        ended();
+        return { stream: false, service, method, header: call.context.responseHeader, message: create(method.output, output as never), trailer: call.context.responseTrailer };
+      },
+      (error: unknown) => {
+        ended();
+        throw error;
+      },
+    );
   };
   try {
     const run = interceptors.reduceRight((next, interceptor) => interceptor(next as never) as typeof next, handle);
