@@ -38,13 +38,22 @@ describe("ReadResponse", () => {
     expect(stream).not.toBeNull();
     expect(response.body).toBe(stream);
     expect(response.bodyUsed).toBe(false);
-    expect(await new Response(stream).text()).toBe("image bytes");
+    const reader = stream!.getReader();
+    const { value } = await reader.read();
+    expect(new TextDecoder().decode(value)).toBe("image bytes");
+    expect((await reader.read()).done).toBe(true);
     expect(response.bodyUsed).toBe(true);
     await expect(response.text()).rejects.toBeInstanceOf(TypeError);
     // Asked for, not read: the bytes can still be read another way, as the AI SDK's binary handler does.
     const checked = answer("png");
     expect(checked.body).not.toBeNull();
     expect(new TextDecoder().decode(await checked.arrayBuffer())).toBe("png");
+  });
+
+  it("hands the answer's own bytes to a reader of its body, in one chunk, not a copy of them", async () => {
+    const bytes = new TextEncoder().encode('{"data":[]}');
+    const { value } = await new ReadResponse(bytes, { status: 200 }).body!.getReader().read();
+    expect(value).toBe(bytes);
   });
 
   it("has no body when the answer had none (204), and reads as empty", async () => {
