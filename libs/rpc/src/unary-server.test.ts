@@ -1,12 +1,13 @@
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createClient, Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { AuthService, BillingService } from "@orvado/proto";
 import { createLogger } from "@orvado/core";
-import { startRpcServer, type RpcServer } from "./server.ts";
+import { startRpcServer } from "./server.ts";
 import { sendSecret } from "./secret.ts";
+import { closedAfterEachTest } from "./test-cleanup.ts";
 import { startBillingStandIn, TEST_SECRET, type SeenCall } from "./test-support.ts";
 import { connectTransport } from "./unary-transport.ts";
 import { unaryStreamHandler } from "./unary-server.ts";
@@ -15,14 +16,7 @@ import { unaryStreamHandler } from "./unary-server.ts";
 // the unary stream handler, alone on a bare node:http2 server and in front of
 // Connect's adapter in startRpcServer.
 
-const servers: RpcServer[] = [];
-const sessions: Http2SessionManager[] = [];
-const bare: http2.Http2Server[] = [];
-afterEach(async () => {
-  for (const session of sessions.splice(0)) session.abort();
-  for (const server of servers.splice(0)) await server.close();
-  for (const server of bare.splice(0)) await new Promise((resolve) => server.close(resolve));
-});
+const { servers, sessions, bare } = closedAfterEachTest();
 
 function session(url: string): Http2SessionManager {
   const manager = new Http2SessionManager(url);

@@ -1,24 +1,17 @@
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createClient, Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { Http2SessionManager } from "@connectrpc/connect-node";
 import { BillingService, AuthService } from "@orvado/proto";
-import type { RpcServer } from "./server.ts";
 import { sendSecret } from "./secret.ts";
+import { closedAfterEachTest } from "./test-cleanup.ts";
 import { startBillingStandIn, TEST_SECRET } from "./test-support.ts";
 import { connectTransport, MethodUrls, sentOnce } from "./unary-transport.ts";
 
 // Over real HTTP/2 (Connect protocol, binary protobuf) to a server made by startRpcServer.
 
-const servers: RpcServer[] = [];
-const sessions: Http2SessionManager[] = [];
-const bare: http2.Http2Server[] = [];
-afterEach(async () => {
-  for (const session of sessions.splice(0)) session.abort();
-  for (const server of servers.splice(0)) await server.close();
-  for (const server of bare.splice(0)) await new Promise((resolve) => server.close(resolve));
-});
+const { servers, sessions, bare } = closedAfterEachTest();
 
 async function billingOverHttp2() {
   const server = await startBillingStandIn();
