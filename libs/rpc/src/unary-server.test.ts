@@ -100,6 +100,14 @@ describe("unaryStreamHandler on a bare HTTP/2 server", () => {
     expect((error as ConnectError).metadata.get("x-reason")).toBe("unknown");
   });
 
+  it("answers Internal when the handler's answer cannot be serialized, and goes on serving", async () => {
+    let bad = true;
+    const { url } = await bareServer(() => ({ cost: { requestId: "x", amountMicros: bad ? (1.5 as never) : 2n } }));
+    await expect(billingClient(url).getCost({ requestId: "a" })).rejects.toMatchObject({ code: Code.Internal });
+    bad = false;
+    expect((await billingClient(url).getCost({ requestId: "b" })).cost?.amountMicros).toBe(2n);
+  });
+
   it("aborts the handler's signal when the caller resets its stream, and answers DeadlineExceeded at the deadline", async () => {
     let signal: AbortSignal | undefined;
     const { url } = await bareServer((context) => {

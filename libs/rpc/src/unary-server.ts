@@ -63,25 +63,32 @@ function isPlainConnectUnary(headers: IncomingHttpHeaders): boolean {
 
 const headerText = (value: string | string[] | undefined): string | null => (value === undefined ? null : Array.isArray(value) ? value.join(", ") : value);
 
-/** The request's bytes, or ResourceExhausted past the limit (declared or read). */
+/**
+ * The request's bytes, or ResourceExhausted past the limit (declared or read). The
+ * stream keeps an error listener for as long as it lives (an error event without
+ * one would end the process); the data listener and its chunks go once the body is read.
+ */
 function readBody(stream: ServerHttp2Stream, limit: number, declaredLength: string | null): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
+    stream.on("error", reject);
     const tooLarge = () => new ConnectError(`message size is larger than configured readMaxBytes ${limit}`, Code.ResourceExhausted);
     if (declaredLength !== null && Number(declaredLength) > limit) return reject(tooLarge());
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
     let total = 0;
-    stream.on("data", (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       total += chunk.length;
-      if (total > limit) {
-        stream.removeAllListeners("data");
-        stream.resume();
-        reject(tooLarge());
-        return;
-      }
-      chunks.push(chunk);
+      if (total <= limit) return void chunks.push(chunk);
+      stream.off("data", onData);
+      stream.resume();
+      chunks = [];
+      reject(tooLarge());
+    };
+    stream.on("data", onData);
+    stream.once("end", () => {
+      stream.off("data", onData);
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
+      chunks = [];
     });
-    stream.once("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total)));
-    stream.once("error", reject);
   });
 }
 
@@ -172,18 +179,17 @@ function decode(method: AnyUnaryMethod, bytes: Uint8Array) {
 
 /** The answer as Connect's unary handler writes it: 200 and the message, or the code's HTTP status and the error as JSON. */
 function answer(stream: ServerHttp2Stream, call: Promise<UnaryResponse>): void {
-  call.then(
-    (response) => {
-      const body = toBinary(response.method.output, response.message);
-      respond(stream, 200, contentTypeUnaryProto, trailerMux(response.header, response.trailer), body);
-    },
-    (reason: unknown) => {
+  call
+    .then((response) => respond(stream, 200, contentTypeUnaryProto, trailerMux(response.header, response.trailer), toBinary(response.method.output, response.message)))
+    // A failed call, or an answer that cannot be serialized: Internal unless it is a ConnectError.
+    .catch((reason: unknown) => {
       const error = reason instanceof ConnectError ? reason : new ConnectError("internal error", Code.Internal, undefined, undefined, reason);
       respond(stream, codeToHttpStatus(error.code), contentTypeUnaryJson, error.metadata, errorToJsonBytes(error, {}));
-    },
-  );
+    })
+    .catch(() => stream.destroy());
 }
 
+/** Writes the answer unless the caller has gone; a stream that cannot take it is reset. */
 function respond(stream: ServerHttp2Stream, status: number, contentType: string, header: Headers, body: Uint8Array): void {
   if (stream.destroyed || stream.closed || stream.headersSent) return;
   const out: Record<string, string | number> = { ":status": status };
