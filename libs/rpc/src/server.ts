@@ -6,7 +6,7 @@ import type { Logger } from "@orvado/core";
 import { HealthState } from "./health.ts";
 import { requireSecret } from "./secret.ts";
 import { registerLocalServer } from "./in-process.ts";
-import { HTTP2_SESSION_MEMORY_MB } from "./http2-settings.ts";
+import { CONNECT_READ_MAX_BYTES, HTTP2_SESSION_MEMORY_MB } from "./http2-settings.ts";
 import { unaryStreamHandler, type UnaryStreamHandler } from "./unary-server.ts";
 
 export interface RpcServerOptions {
@@ -60,9 +60,6 @@ function logFailures(logger: Logger): Interceptor {
       throw error;
     });
 }
-
-/** Connect's default readMaxBytes (validateReadWriteMaxBytes), for the unary calls answered on the stream. */
-const CONNECT_READ_MAX_BYTES = 0xffffffff;
 
 /**
  * Puts the unary stream handler (unary-server.ts) in front of Connect's Node adapter.

@@ -2,6 +2,7 @@ import type { ServerHttp2Stream, IncomingHttpHeaders } from "node:http2";
 import { create, fromBinary, toBinary, type DescMessage, type DescMethodUnary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, type ConnectRouter, type HandlerContext, type Interceptor, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
 import { codeToHttpStatus, contentTypeUnaryJson, contentTypeUnaryProto, errorToJsonBytes, parseTimeout, protocolVersion, trailerMux } from "@connectrpc/connect/protocol-connect";
+import { readAllBytes } from "@connectrpc/connect/protocol";
 import { directCallContext, UNWATCHED_SIGNAL } from "./direct-context.ts";
 import { unaryImplementations } from "./direct-transport.ts";
 
@@ -64,33 +65,25 @@ function isPlainConnectUnary(headers: IncomingHttpHeaders): boolean {
 const headerText = (value: string | string[] | undefined): string | null => (value === undefined ? null : Array.isArray(value) ? value.join(", ") : value);
 
 /**
- * The request's bytes, or ResourceExhausted past the limit (declared or read). The
- * stream keeps an error listener for as long as it lives (an error event without
- * one would end the process); the data listener and its chunks go once the body is read.
+ * The request's bytes, read by Connect's readAllBytes (ResourceExhausted past the
+ * limit, declared or read; InvalidArgument when fewer or more bytes come than the
+ * content-length promised). The stream is not destroyed when the reading ends, as a
+ * readable's iterator would do by default: the answer goes out on it. It keeps an
+ * error listener for as long as it lives (an error event without one would end the
+ * process); errors while the body is read reach the iterator.
  */
-function readBody(stream: ServerHttp2Stream, limit: number, declaredLength: string | null): Promise<Uint8Array> {
-  return new Promise((resolve, reject) => {
-    stream.on("error", reject);
-    const tooLarge = () => new ConnectError(`message size is larger than configured readMaxBytes ${limit}`, Code.ResourceExhausted);
-    if (declaredLength !== null && Number(declaredLength) > limit) return reject(tooLarge());
-    let chunks: Buffer[] = [];
-    let total = 0;
-    const onData = (chunk: Buffer) => {
-      total += chunk.length;
-      if (total <= limit) return void chunks.push(chunk);
-      stream.off("data", onData);
-      stream.resume();
-      chunks = [];
-      reject(tooLarge());
-    };
-    stream.on("data", onData);
-    stream.once("end", () => {
-      stream.off("data", onData);
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
-      chunks = [];
-    });
-  });
+async function readBody(stream: ServerHttp2Stream, limit: number, declaredLength: string | null): Promise<Uint8Array> {
+  stream.on("error", ignore);
+  try {
+    return await readAllBytes(stream.iterator({ destroyOnReturn: false }), limit, declaredLength);
+  } catch (error) {
+    // What is left of a refused body is read and dropped, so the stream can end once answered.
+    stream.resume();
+    throw error;
+  }
 }
+
+const ignore = () => {};
 
 function runCall(
   method: AnyUnaryMethod,

@@ -11,6 +11,7 @@ import {
 } from "@connectrpc/connect";
 import { createConnectTransport, createNodeHttpClient, type Http2SessionManager } from "@connectrpc/connect-node";
 import { createMethodUrl, pipeTo, runUnaryCall, sinkAllBytes, type UniversalClientFn, type UniversalClientResponse } from "@connectrpc/connect/protocol";
+import { CONNECT_READ_MAX_BYTES } from "./http2-settings.ts";
 import { errorFromJsonBytes, headerUnaryContentLength, requestHeaderWithCompression, trailerDemux, validateResponseWithCompression } from "@connectrpc/connect/protocol-connect";
 
 // The Connect protocol (binary protobuf over HTTP/2, no compression) between the
@@ -34,8 +35,6 @@ export interface UnaryTransportOptions {
   sessionManager: Http2SessionManager;
 }
 
-/** Connect's default read limit (validateReadWriteMaxBytes): answers are bounded by the HTTP/2 session instead. */
-const READ_MAX_BYTES = 0xffffffff;
 
 export function connectTransport(options: UnaryTransportOptions): Transport {
   const streaming = createConnectTransport({
@@ -140,7 +139,7 @@ function exchange<I extends DescMessage, O extends DescMessage>(
 async function readAnswer<I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, response: UniversalClientResponse): Promise<UnaryResponse<I, O>> {
   const { isUnaryError, unaryError } = validateResponseWithCompression(method.methodKind, [], true, response.status, response.header);
   const [header, trailer] = trailerDemux(response.header);
-  const bytes = await pipeTo(response.body, sinkAllBytes(READ_MAX_BYTES, response.header.get(headerUnaryContentLength)), { propagateDownStreamError: false });
+  const bytes = await pipeTo(response.body, sinkAllBytes(CONNECT_READ_MAX_BYTES, response.header.get(headerUnaryContentLength)), { propagateDownStreamError: false });
   if (isUnaryError) throw errorFromJsonBytes(bytes, appendHeaders(header, trailer), unaryError!);
   return { stream: false, service: method.parent, method, header, message: decode(method.output, bytes), trailer };
 }
