@@ -13,7 +13,7 @@ import { jobStartWriter, jobSuccessWriter, recordJobChannel, recordJobFailure, r
 import { generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
 import type { ImageStore } from "./storage/store.ts";
 import { signImagePath } from "./storage/signed-links.ts";
-import { encodeImage, extensionFor, type EncodedImage } from "./output-format.ts";
+import { encodeImage, extensionFor } from "./output-format.ts";
 import type { GenerationConfig } from "./config.ts";
 import type { BillingEventIds } from "@orvado/events";
 import { IdempotentRequests } from "./idempotency.ts";
@@ -257,8 +257,8 @@ export class JobRunner {
       if (!outcome.ok) metricOutcome = outcome.kind === "refused" ? "refused" : "failed";
       if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused");
       stepStart = performance.now();
-      const encoded = await Promise.all(outcome.images.map((png) => encodeImage(png, spec.output)));
-      const stored = await this.#store(spec, encoded);
+      const { resized } = outcome;
+      const { stored, answers } = await this.#store(spec, takeImages(outcome), format);
       this.deps.metrics?.stepTook("store", stepStart);
       stepStart = performance.now();
       // The slot and the lease go back in the success's own statement (job-store.ts).
@@ -269,8 +269,8 @@ export class JobRunner {
       this.deps.metrics?.stepTook("outcome", stepStart);
       this.deps.relay.poke();
       metricOutcome = "succeeded";
-      log.info({ images: stored.length, channel: slot.channel.name, resized: outcome.resized }, "job succeeded");
-      return { result: { case: "images", value: this.#response(stored, encoded, format) } };
+      log.info({ images: stored.length, channel: slot.channel.name, resized }, "job succeeded");
+      return { result: { case: "images", value: { createdUnix: BigInt(Math.floor(Date.now() / 1000)), data: answers.map(answeredImage) } } };
     } catch (error) {
       const timedOut = signal.aborted;
       metricOutcome = timedOut ? "timeout" : "failed";
@@ -360,32 +360,46 @@ export class JobRunner {
     return refused(refusal(ErrorCode.ASYNC_IMAGE_FAILED, message, { shouldRetry }) as Refusal);
   }
 
-  async #store(spec: JobSpec, images: EncodedImage[]): Promise<StoredImage[]> {
+  /**
+   * Encodes and stores the job's images, and keeps of them only what its answer needs:
+   * the link, or for b64_json the bytes. A job waits for its success statement after
+   * this, and at the end of a burst thousands wait at once; a link-answered job then
+   * holds no image there.
+   */
+  async #store(spec: JobSpec, images: Buffer[], format: ResponseFormat): Promise<{ stored: StoredImage[]; answers: StoredAnswer[] }> {
     const expiresAt = new Date(Date.now() + this.deps.config.urlTtlSeconds * 1000);
-    return Promise.all(
-      images.map(async ({ bytes, contentType }) => {
+    const kept = await Promise.all(
+      images.map(async (png) => {
+        const { bytes, contentType } = await encodeImage(png, spec.output);
         const imageId = await this.deps.store.add(bytes, contentType, { expiresAt });
-        return { imageId, contentType, width: spec.size.width, height: spec.size.height, bytes: bytes.length, expiresAt };
+        const image: StoredImage = { imageId, contentType, width: spec.size.width, height: spec.size.height, bytes: bytes.length, expiresAt };
+        const answer: StoredAnswer =
+          format === ResponseFormat.B64_JSON
+            ? { width: image.width, height: image.height, bytes }
+            : { width: image.width, height: image.height, urlPath: signImagePath(imageId, Math.floor(expiresAt.getTime() / 1000), this.deps.config.urlSigningSecret, extensionFor(contentType)) };
+        return { image, answer };
       }),
     );
+    return { stored: kept.map((entry) => entry.image), answers: kept.map((entry) => entry.answer) };
   }
+}
 
-  #response(stored: StoredImage[], images: EncodedImage[], format: ResponseFormat) {
-    return {
-      createdUnix: BigInt(Math.floor(Date.now() / 1000)),
-      data: stored.map((image, index) => ({
-        width: image.width,
-        height: image.height,
-        content:
-          format === ResponseFormat.B64_JSON
-            ? { case: "b64Json" as const, value: images[index]!.bytes.toString("base64") }
-            : {
-                case: "urlPath" as const,
-                value: signImagePath(image.imageId, Math.floor(image.expiresAt.getTime() / 1000), this.deps.config.urlSigningSecret, extensionFor(image.contentType)),
-              },
-      })),
-    };
-  }
+/** What a stored image's answer needs: its signed link, or its bytes (b64_json). */
+type StoredAnswer = { width: number; height: number } & ({ urlPath: string; bytes?: undefined } | { bytes: Buffer; urlPath?: undefined });
+
+function answeredImage(answer: StoredAnswer) {
+  return {
+    width: answer.width,
+    height: answer.height,
+    content: answer.bytes ? { case: "b64Json" as const, value: answer.bytes.toString("base64") } : { case: "urlPath" as const, value: answer.urlPath! },
+  };
+}
+
+/** The upstream's images, handed over: the outcome no longer holds them once they are stored. */
+function takeImages(outcome: { images: Buffer[] }): Buffer[] {
+  const images = outcome.images;
+  outcome.images = [];
+  return images;
 }
 
 /**
