@@ -368,9 +368,10 @@ export class JobRunner {
    */
   async #store(spec: JobSpec, images: Buffer[], format: ResponseFormat): Promise<{ stored: StoredImage[]; answers: StoredAnswer[] }> {
     const expiresAt = new Date(Date.now() + this.deps.config.urlTtlSeconds * 1000);
+    // All encoded before any is stored: an image that cannot be encoded fails the job with nothing written.
+    const encoded = await Promise.all(images.map((png) => encodeImage(png, spec.output)));
     const kept = await Promise.all(
-      images.map(async (png) => {
-        const { bytes, contentType } = await encodeImage(png, spec.output);
+      encoded.map(async ({ bytes, contentType }) => {
         const imageId = await this.deps.store.add(bytes, contentType, { expiresAt });
         const image: StoredImage = { imageId, contentType, width: spec.size.width, height: spec.size.height, bytes: bytes.length, expiresAt };
         const answer: StoredAnswer =
