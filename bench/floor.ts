@@ -17,8 +17,7 @@ import { runLoad, type LoadResult, type Target } from "./load.ts";
 import { watchSettlement } from "./settlement.ts";
 import { createBenchDatabase } from "./database.ts";
 import { benchDataDir } from "./data-dir.ts";
-import { RESULTS_DIR, clearChildLogs, logFile, startPortkey, startUpstream } from "./servers.ts";
-import { startReportingChild, type Child } from "./processes.ts";
+import { RESULTS_DIR, clearChildLogs, startFloorGateway, startPortkey, startUpstream } from "./servers.ts";
 import { ORVADO, directTarget, measure, orvadoTarget, portkeyTarget, smokeTest, tryStartOrvado } from "./targets.ts";
 import { fixed, formatTable, since } from "./stats.ts";
 
@@ -28,14 +27,6 @@ const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
 const WITH_ORVADO = process.env.BENCH_ORVADO !== "0";
 const started = Date.now();
 const log = (message: string) => process.stderr.write(`[bench:floor ${since(started)}] ${message}\n`);
-
-function startFloorGateway(upstreamUrl: string, databaseUrl: string, dataDir: string): Promise<Child<{ url: string }>> {
-  return startReportingChild({
-    name: "floor gateway",
-    args: ["--import", "tsx", new URL("./floor-gateway.ts", import.meta.url).pathname, "--upstream", upstreamUrl, "--database", databaseUrl, "--data-dir", dataDir],
-    logFile: logFile("floor-gateway"),
-  });
-}
 
 function floorTargets(floorUrl: string, upstreamUrl: string): Target[] {
   const plain = directTarget(upstreamUrl);

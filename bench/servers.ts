@@ -62,6 +62,15 @@ export function startUpstream(latencyMs = 0, image = process.env.BENCH_IMAGE ?? 
   });
 }
 
+/** bench/floor-gateway.ts: a bare node:http gateway doing only the durable steps (npm run bench:floor). */
+export function startFloorGateway(upstreamUrl: string, databaseUrl: string, dataDir: string): Promise<Child<{ url: string; pid: number }>> {
+  return startReportingChild({
+    name: "floor gateway",
+    args: [...TSX, join(ROOT, "bench", "floor-gateway.ts"), "--upstream", upstreamUrl, "--database", databaseUrl, "--data-dir", dataDir],
+    logFile: logFile("floor-gateway"),
+  });
+}
+
 export async function startPortkey(): Promise<Child<{ url: string }>> {
   const port = await freePort();
   return startListeningChild({

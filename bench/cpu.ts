@@ -1,0 +1,199 @@
+// `npm run bench:cpu`: where the machine's CPU goes per request, for Orvado (the
+// one-process stack) and for the durable floor (bench/floor-gateway.ts), alternating
+// round by round in front of one fake upstream. Per request: the gateway's main
+// thread and its other threads (the thread pool, V8's helpers), PostgreSQL's
+// processes (every backend and helper of the server), the fake upstream, this
+// process (the load generator) and the whole machine, all from /proc. With
+// BENCH_STRACE=1 (Debian's strace) one more round per target counts the gateway's
+// system calls per request (`strace -c -f`, which slows the gateway: its latency in
+// that round is not a figure). Prints a table and writes bench/results/cpu-<time>.json.
+//
+// Environment: BENCH_CONNECTIONS (default 1), BENCH_ROUNDS (default 3),
+// BENCH_DURATION_S (per round, default 10), BENCH_WARMUP_S (default 5), BENCH_STRACE.
+import { spawn } from "node:child_process";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, release } from "node:os";
+import { join } from "node:path";
+import { runLoad, type Target } from "./load.ts";
+import { RESULTS_DIR, clearChildLogs, startFloorGateway, startUpstream } from "./servers.ts";
+import { directTarget, orvadoTarget, tryStartOrvado } from "./targets.ts";
+import { createBenchDatabase } from "./database.ts";
+import { benchDataDir } from "./data-dir.ts";
+import { fixed, formatTable, since } from "./stats.ts";
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 5);
+const STRACE = process.env.BENCH_STRACE === "1";
+/** USER_HZ: /proc reports CPU time in ticks of 1/100 s on Linux. */
+const MS_PER_TICK = 10;
+const started = Date.now();
+const log = (message: string) => process.stderr.write(`[bench:cpu ${since(started)}] ${message}\n`);
+
+/** utime + stime (ms) of a /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat line; the command may hold spaces, so fields count from its ")". */
+function cpuMsOfStat(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK;
+}
+
+const readStat = (path: string): string | null => {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null; // the process or thread ended meanwhile
+  }
+};
+
+/** The main thread's CPU (its tid is the pid) and the rest of the process's threads. */
+function threadsCpuMs(pid: number): { main: number; other: number } {
+  let main = 0;
+  let other = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readStat(`/proc/${pid}/task/${tid}/stat`);
+    if (stat === null) continue;
+    if (tid === String(pid)) main += cpuMsOfStat(stat);
+    else other += cpuMsOfStat(stat);
+  }
+  return { main, other };
+}
+
+/** Every process named postgres (the server, its backends and helpers). */
+function postgresCpuMs(): number {
+  let total = 0;
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    const stat = readStat(`/proc/${pid}/stat`);
+    if (stat?.includes("(postgres)")) total += cpuMsOfStat(stat);
+  }
+  return total;
+}
+
+/** user + nice + system + irq + softirq of all CPUs (ms). */
+function machineCpuMs(): number {
+  const ticks = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return (ticks[0]! + ticks[1]! + ticks[2]! + ticks[5]! + ticks[6]!) * MS_PER_TICK;
+}
+
+interface Reading {
+  main: number;
+  other: number;
+  postgres: number;
+  upstream: number;
+  loadGenerator: number;
+  machine: number;
+}
+
+function read(gatewayPid: number, upstreamPid: number): Reading {
+  const own = process.cpuUsage();
+  return {
+    ...threadsCpuMs(gatewayPid),
+    postgres: postgresCpuMs(),
+    upstream: cpuMsOfStat(readFileSync(`/proc/${upstreamPid}/stat`, "utf8")),
+    loadGenerator: (own.user + own.system) / 1000,
+    machine: machineCpuMs(),
+  };
+}
+
+interface Gateway {
+  target: Target;
+  pid: number;
+}
+
+interface Round {
+  target: string;
+  round: number;
+  requests: number;
+  p50Ms: number;
+  /** CPU ms per request, by where it was spent. */
+  perRequest: Reading;
+}
+
+async function measureRound(gateway: Gateway, upstreamPid: number, round: number): Promise<Round> {
+  const before = read(gateway.pid, upstreamPid);
+  const result = await runLoad(gateway.target, CONNECTIONS, DURATION_S);
+  const after = read(gateway.pid, upstreamPid);
+  const perRequest = Object.fromEntries(Object.keys(before).map((key) => [key, (after[key as keyof Reading] - before[key as keyof Reading]) / result.requests])) as unknown as Reading;
+  log(`round ${round} ${gateway.target.name}: ${result.requests} requests, p50 ${fixed(result.p50Ms)} ms, gateway main thread ${fixed(perRequest.main, 3)} ms a request`);
+  return { target: gateway.target.name, round, requests: result.requests, p50Ms: result.p50Ms, perRequest };
+}
+
+/** `strace -c -f` attached to the gateway for one round: calls of each system call per request. */
+async function countSystemCalls(gateway: Gateway): Promise<Record<string, number>> {
+  const output = join(RESULTS_DIR, `strace-${process.pid}.txt`);
+  const tracer = spawn("strace", ["-c", "-f", "-o", output, "-p", String(gateway.pid)], { stdio: "ignore" });
+  await new Promise((resolve) => setTimeout(resolve, 500)); // attached to every thread
+  const result = await runLoad(gateway.target, CONNECTIONS, DURATION_S);
+  const exited = new Promise((resolve) => tracer.once("exit", resolve));
+  tracer.kill("SIGINT");
+  await exited;
+  const calls: Record<string, number> = {};
+  for (const line of readFileSync(output, "utf8").split("\n")) {
+    const fields = line.trim().split(/\s+/);
+    // "% time  seconds  usecs/call  calls  [errors]  syscall"
+    if (fields.length >= 5 && /^\d+$/.test(fields[3]!) && /^[a-z_0-9]+$/.test(fields.at(-1)!) && fields.at(-1) !== "total") {
+      calls[fields.at(-1)!] = Number(fields[3]) / result.requests;
+    }
+  }
+  rmSync(output, { force: true });
+  return calls;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+function report(rounds: Round[], systemCalls: Map<string, Record<string, number>>): string {
+  const names = [...new Set(rounds.map((round) => round.target))];
+  const keys: (keyof Reading)[] = ["main", "other", "postgres", "upstream", "loadGenerator", "machine"];
+  const rows: (string | number)[][] = [["target", "p50 ms", ...keys.map((key) => `${key} ms/req`)]];
+  for (const name of names) {
+    const mine = rounds.filter((round) => round.target === name);
+    rows.push([name, fixed(median(mine.map((round) => round.p50Ms))), ...keys.map((key) => fixed(median(mine.map((round) => round.perRequest[key])), 3))]);
+  }
+  const lines = [formatTable(rows), "(medians of the rounds; main and other are the gateway's threads)"];
+  if (systemCalls.size > 0) {
+    const calls = [...new Set([...systemCalls.values()].flatMap((counts) => Object.keys(counts)))]
+      .filter((call) => [...systemCalls.values()].some((counts) => (counts[call] ?? 0) >= 0.05))
+      .sort();
+    const table: (string | number)[][] = [["system call", ...names.map((name) => `${name} /req`)]];
+    for (const call of calls) table.push([call, ...names.map((name) => fixed(systemCalls.get(name)?.[call] ?? 0, 2))]);
+    lines.push("", formatTable(table));
+  }
+  return lines.join("\n");
+}
+
+async function main() {
+  clearChildLogs();
+  const loadAverageAtStart = loadavg();
+  const database = await createBenchDatabase();
+  const dataDir = benchDataDir("cpu-floor-");
+  const upstream = await startUpstream();
+  const floor = await startFloorGateway(upstream.info.url, database.url, dataDir);
+  const orvado = await tryStartOrvado(upstream.info.url, 1, log);
+  try {
+    if (!orvado) throw new Error("Orvado did not start");
+    const gateways: Gateway[] = [
+      { target: { ...directTarget(upstream.info.url), name: "floor: durable", url: `${floor.info.url}/durable/v1/images/generations` }, pid: floor.info.pid },
+      { target: orvadoTarget(orvado.info), pid: orvado.info.pid },
+    ];
+    log(`warming up at ${CONNECTIONS} connection(s)`);
+    for (const gateway of gateways) await runLoad(gateway.target, CONNECTIONS, WARMUP_S);
+    const rounds: Round[] = [];
+    for (let round = 1; round <= ROUNDS; round++) for (const gateway of gateways) rounds.push(await measureRound(gateway, upstream.info.pid, round));
+    const systemCalls = new Map<string, Record<string, number>>();
+    if (STRACE) for (const gateway of gateways) systemCalls.set(gateway.target.name, await countSystemCalls(gateway));
+    process.stdout.write(`\n${report(rounds, systemCalls)}\nload average (1 min) at start ${fixed(loadAverageAtStart[0]!)}, at end ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n\n`);
+    const file = join(RESULTS_DIR, `cpu-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+    const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, kernel: release(), loadAverageAtStart, loadAverageAtEnd: loadavg() };
+    writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, settings: { connections: CONNECTIONS, rounds: ROUNDS, durationS: DURATION_S, warmupS: WARMUP_S }, rounds, systemCallsPerRequest: Object.fromEntries(systemCalls) }, null, 2));
+    log(`wrote ${file}`);
+  } finally {
+    for (const child of [orvado, floor, upstream]) await child?.stop();
+    await database.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
