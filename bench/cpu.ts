@@ -10,7 +10,7 @@
 //
 // Environment: BENCH_CONNECTIONS (default 1), BENCH_ROUNDS (default 3),
 // BENCH_DURATION_S (per round, default 10), BENCH_WARMUP_S (default 5), BENCH_STRACE.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, release } from "node:os";
 import { join } from "node:path";
@@ -120,6 +120,7 @@ async function measureRound(gateway: Gateway, upstreamPid: number, round: number
 
 /** `strace -c -f` attached to the gateway for one round: calls of each system call per request. */
 async function countSystemCalls(gateway: Gateway): Promise<Record<string, number>> {
+  if (spawnSync("strace", ["-V"]).error) throw new Error("BENCH_STRACE=1 needs strace (Debian's package strace)");
   const output = join(RESULTS_DIR, `strace-${process.pid}.txt`);
   const tracer = spawn("strace", ["-c", "-f", "-o", output, "-p", String(gateway.pid)], { stdio: "ignore" });
   await new Promise((resolve) => setTimeout(resolve, 500)); // attached to every thread
