@@ -120,7 +120,6 @@ async function measureRound(gateway: Gateway, upstreamPid: number, round: number
 
 /** `strace -c -f` attached to the gateway for one round: calls of each system call per request. */
 async function countSystemCalls(gateway: Gateway): Promise<Record<string, number>> {
-  if (spawnSync("strace", ["-V"]).error) throw new Error("BENCH_STRACE=1 needs strace (Debian's package strace)");
   const output = join(RESULTS_DIR, `strace-${process.pid}.txt`);
   const tracer = spawn("strace", ["-c", "-f", "-o", output, "-p", String(gateway.pid)], { stdio: "ignore" });
   await new Promise((resolve) => setTimeout(resolve, 500)); // attached to every thread
@@ -166,6 +165,7 @@ function report(rounds: Round[], systemCalls: Map<string, Record<string, number>
 }
 
 async function main() {
+  if (STRACE && spawnSync("strace", ["-V"]).error) throw new Error("BENCH_STRACE=1 needs strace (Debian's package strace)");
   clearChildLogs();
   const loadAverageAtStart = loadavg();
   const database = await createBenchDatabase();
