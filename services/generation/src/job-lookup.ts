@@ -3,8 +3,7 @@ import { refusal } from "@orvado/core";
 import type { Db } from "@orvado/db";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ImageStore } from "./storage/store.ts";
-import { signImagePath } from "./storage/signed-links.ts";
-import { extensionFor } from "./output-format.ts";
+import { storedImageLink } from "./storage/signed-links.ts";
 
 // A job's state or stored result, read back from generation.jobs and generation.images:
 // the answer to GET /v1/images/generations/<request id> and to an idempotent retry
@@ -93,7 +92,7 @@ async function storedImages(deps: JobLookupDeps, requestId: string, job: JobRow,
 }
 
 function signedPath(deps: JobLookupDeps, image: ImageRow) {
-  return { case: "urlPath" as const, value: signImagePath(image.image_id, Math.floor(image.expires_at.getTime() / 1000), deps.urlSigningSecret, extensionFor(image.content_type)) };
+  return { case: "urlPath" as const, value: storedImageLink(image.image_id, image.expires_at, image.content_type, deps.urlSigningSecret) };
 }
 
 async function readBase64(store: ImageStore, imageId: string) {

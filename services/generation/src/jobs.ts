@@ -12,8 +12,8 @@ import { CallGate } from "./call-gate.ts";
 import { jobStartWriter, jobSuccessWriter, recordJobChannel, recordJobFailure, recordJobNotRun, type JobStart, type JobSuccess, type StoredImage } from "./job-store.ts";
 import { generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
 import type { ImageStore } from "./storage/store.ts";
-import { signImagePath } from "./storage/signed-links.ts";
-import { encodeImage, extensionFor } from "./output-format.ts";
+import { storedImageLink } from "./storage/signed-links.ts";
+import { encodeImage } from "./output-format.ts";
 import type { GenerationConfig } from "./config.ts";
 import type { BillingEventIds } from "@orvado/events";
 import { IdempotentRequests } from "./idempotency.ts";
@@ -270,7 +270,7 @@ export class JobRunner {
       this.deps.relay.poke();
       metricOutcome = "succeeded";
       log.info({ images: stored.length, channel: slot.channel.name, resized }, "job succeeded");
-      return { result: { case: "images", value: { createdUnix: BigInt(Math.floor(Date.now() / 1000)), data: answers.map(answeredImage) } } };
+      return { result: { case: "images", value: { createdUnix: BigInt(Math.floor(Date.now() / 1000)), data: stored.map((image, index) => answeredImage(image, answers[index]!)) } } };
     } catch (error) {
       const timedOut = signal.aborted;
       metricOutcome = timedOut ? "timeout" : "failed";
@@ -366,33 +366,27 @@ export class JobRunner {
    * this, and at the end of a burst thousands wait at once; a link-answered job then
    * holds no image there.
    */
-  async #store(spec: JobSpec, images: Buffer[], format: ResponseFormat): Promise<{ stored: StoredImage[]; answers: StoredAnswer[] }> {
+  async #store(spec: JobSpec, images: Buffer[], format: ResponseFormat): Promise<{ stored: StoredImage[]; answers: (string | Buffer)[] }> {
     const expiresAt = new Date(Date.now() + this.deps.config.urlTtlSeconds * 1000);
     // All encoded before any is stored: an image that cannot be encoded fails the job with nothing written.
     const encoded = await Promise.all(images.map((png) => encodeImage(png, spec.output)));
-    const kept = await Promise.all(
-      encoded.map(async ({ bytes, contentType }) => {
+    const stored = await Promise.all(
+      encoded.map(async ({ bytes, contentType }): Promise<StoredImage> => {
         const imageId = await this.deps.store.add(bytes, contentType, { expiresAt });
-        const image: StoredImage = { imageId, contentType, width: spec.size.width, height: spec.size.height, bytes: bytes.length, expiresAt };
-        const answer: StoredAnswer =
-          format === ResponseFormat.B64_JSON
-            ? { width: image.width, height: image.height, bytes }
-            : { width: image.width, height: image.height, urlPath: signImagePath(imageId, Math.floor(expiresAt.getTime() / 1000), this.deps.config.urlSigningSecret, extensionFor(contentType)) };
-        return { image, answer };
+        return { imageId, contentType, width: spec.size.width, height: spec.size.height, bytes: bytes.length, expiresAt };
       }),
     );
-    return { stored: kept.map((entry) => entry.image), answers: kept.map((entry) => entry.answer) };
+    const answers = format === ResponseFormat.B64_JSON ? encoded.map((image) => image.bytes) : stored.map((image) => storedImageLink(image.imageId, image.expiresAt, image.contentType, this.deps.config.urlSigningSecret));
+    return { stored, answers };
   }
 }
 
-/** What a stored image's answer needs: its signed link, or its bytes (b64_json). */
-type StoredAnswer = { width: number; height: number } & ({ urlPath: string; bytes?: undefined } | { bytes: Buffer; urlPath?: undefined });
-
-function answeredImage(answer: StoredAnswer) {
+/** A stored image as the answer gives it: its link, or (b64_json) its bytes as base64. */
+function answeredImage(image: StoredImage, answer: string | Buffer) {
   return {
-    width: answer.width,
-    height: answer.height,
-    content: answer.bytes ? { case: "b64Json" as const, value: answer.bytes.toString("base64") } : { case: "urlPath" as const, value: answer.urlPath! },
+    width: image.width,
+    height: image.height,
+    content: typeof answer === "string" ? { case: "urlPath" as const, value: answer } : { case: "b64Json" as const, value: answer.toString("base64") },
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkImageLink, signImagePath } from "./signed-links.ts";
+import { checkImageLink, signImagePath, storedImageLink } from "./signed-links.ts";
 
 const SECRET = "test-link-secret";
 const IMAGE_ID = "img_AbCdEf0123456789";
@@ -24,6 +24,14 @@ describe("signImagePath", () => {
     expect(() => signImagePath("img_../../x", EXPIRES, SECRET)).toThrow();
     expect(() => signImagePath(IMAGE_ID, 1.5, SECRET)).toThrow(RangeError);
     expect(() => signImagePath(IMAGE_ID, EXPIRES, "")).toThrow();
+  });
+});
+
+describe("storedImageLink", () => {
+  it("signs with the image's own expiry in whole seconds and names the link by its stored format", () => {
+    const expiresAt = new Date(EXPIRES * 1000 + 999);
+    expect(storedImageLink(IMAGE_ID, expiresAt, "image/webp", SECRET)).toBe(signImagePath(IMAGE_ID, EXPIRES, SECRET, "webp"));
+    expect(storedImageLink(IMAGE_ID, expiresAt, "image/png", SECRET)).toBe(signImagePath(IMAGE_ID, EXPIRES, SECRET));
   });
 });
 

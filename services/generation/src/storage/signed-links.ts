@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { assertImageId, isImageId } from "./store.ts";
+import { extensionFor } from "../output-format.ts";
 
 // Image links are bearer capabilities: whoever holds one may fetch the image
 // until it expires, with no API key. The HMAC binds the id to the expiry.
@@ -19,6 +20,11 @@ export function signImagePath(imageId: string, expiresUnix: number, secret: stri
   if (secret.length === 0) throw new Error("The link signing secret is empty");
   if (!LINK_EXTENSIONS.has(extension)) throw new RangeError(`no image link ends in .${extension}`);
   return `/v1/files/${imageId}.${extension}?expires=${expiresUnix}&sig=${signatureFor(imageId, expiresUnix, secret)}`;
+}
+
+/** A stored image's link: signed with the image's own expiry (a link never outlives its file), named by its format. */
+export function storedImageLink(imageId: string, expiresAt: Date, contentType: string, secret: string): string {
+  return signImagePath(imageId, Math.floor(expiresAt.getTime() / 1000), secret, extensionFor(contentType));
 }
 
 export function checkImageLink(
