@@ -19,7 +19,7 @@ import { RESULTS_DIR, clearChildLogs, startFloorGateway, startUpstream } from ".
 import { directTarget, orvadoTarget, tryStartOrvado } from "./targets.ts";
 import { createBenchDatabase } from "./database.ts";
 import { benchDataDir } from "./data-dir.ts";
-import { fixed, formatTable, since } from "./stats.ts";
+import { fixed, formatTable, percentile, since } from "./stats.ts";
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -139,10 +139,8 @@ async function countSystemCalls(gateway: Gateway): Promise<Record<string, number
   return calls;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
+/** The median of the rounds, as npm run bench reports them (load.ts combine). */
+const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
 
 function report(rounds: Round[], systemCalls: Map<string, Record<string, number>>): string {
   const names = [...new Set(rounds.map((round) => round.target))];

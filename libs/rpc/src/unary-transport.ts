@@ -11,8 +11,8 @@ import {
 } from "@connectrpc/connect";
 import { createConnectTransport, createNodeHttpClient, type Http2SessionManager } from "@connectrpc/connect-node";
 import { createMethodUrl, pipeTo, runUnaryCall, sinkAllBytes, type UniversalClientFn, type UniversalClientResponse } from "@connectrpc/connect/protocol";
-import { CONNECT_READ_MAX_BYTES } from "./http2-settings.ts";
 import { errorFromJsonBytes, headerUnaryContentLength, requestHeaderWithCompression, trailerDemux, validateResponseWithCompression } from "@connectrpc/connect/protocol-connect";
+import { CONNECT_READ_MAX_BYTES } from "./http2-settings.ts";
 
 // The Connect protocol (binary protobuf over HTTP/2, no compression) between the
 // services, with unary calls made from Connect's own protocol pieces rather than
@@ -34,7 +34,6 @@ export interface UnaryTransportOptions {
   interceptors: Interceptor[];
   sessionManager: Http2SessionManager;
 }
-
 
 export function connectTransport(options: UnaryTransportOptions): Transport {
   const streaming = createConnectTransport({
