@@ -1,3 +1,4 @@
+import { channel } from "node:diagnostics_channel";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { metricChildren } from "@orvado/core";
 
@@ -13,6 +14,13 @@ export type JobOutcome = "succeeded" | "failed" | "refused" | "timeout" | "no_ca
  * the images, and recording the outcome (success or failure).
  */
 export type JobStep = "slot_and_hold" | "upstream" | "store" | "outcome";
+
+/**
+ * Each finished step's name, for a sampler in the process (bench/service-sampler.mjs
+ * counts them to see where jobs wait in a burst). With no subscriber nothing is published.
+ */
+export const JOB_STEP_CHANNEL = "orvado:generation:job-step";
+const jobSteps = channel(JOB_STEP_CHANNEL);
 
 export interface CapacityReading {
   model: string;
@@ -119,6 +127,7 @@ export class GenerationMetrics {
   /** A step that began at `startedAt` (performance.now()) has just ended. */
   stepTook(step: JobStep, startedAt: number): void {
     this.#stepsOf(step, { step }).observe((performance.now() - startedAt) / 1000);
+    if (jobSteps.hasSubscribers) jobSteps.publish(step);
   }
 
   noCapacity(model: string): void {
