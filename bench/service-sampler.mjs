@@ -6,9 +6,9 @@
 //
 // Those lines come from the main thread's timers, which stop while its event loop stays in one
 // phase (a burst of answers). So a worker thread also appends a line every 250 ms, whatever the main
-// thread is doing, to $SAMPLER_DIR/ticks-<service>.jsonl: seconds since start, RSS in MiB (the
-// process's, from /proc), the upstream requests and answers so far, generation's finished job steps
-// so far (slotAndHold, upstream, store, outcome: its job-step diagnostics channel, services/generation/src/metrics.ts),
+// thread is doing, to $SAMPLER_DIR/ticks-<service>.jsonl: seconds since start, the process's RSS in
+// MiB, the upstream requests and answers so far, generation's finished job steps so far
+// (slot_and_hold, upstream, store, outcome: its job-step diagnostics channel, services/generation/src/metrics.ts),
 // and the main thread's timer turns so far (a 50-ms interval: 5 a line while the loop turns freely).
 import { appendFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,22 +26,21 @@ let gcMs = 0;
 let scavengeMs = 0;
 let markCompactMs = 0;
 // What the worker reads: counters in shared memory, each bumped by the main thread as it happens.
-const COUNTERS = ["requests", "answers", "slotAndHold", "upstream", "store", "outcome", "timerTurns"];
+const COUNTERS = ["requests", "answers", "slot_and_hold", "upstream", "store", "outcome", "timerTurns"];
 const counters = new Int32Array(new SharedArrayBuffer(4 * COUNTERS.length));
 const bump = (name) => Atomics.add(counters, COUNTERS.indexOf(name), 1);
-const STEP_COUNTERS = new Map([["slot_and_hold", "slotAndHold"], ["upstream", "upstream"], ["store", "store"], ["outcome", "outcome"]]);
 const count = (name) => Atomics.load(counters, COUNTERS.indexOf(name));
 subscribe("http.client.request.start", () => bump("requests"));
 subscribe("http.client.response.finish", () => bump("answers"));
-subscribe("orvado:generation:job-step", (step) => STEP_COUNTERS.has(step) && bump(STEP_COUNTERS.get(step)));
+subscribe("orvado:generation:job-step", (step) => COUNTERS.includes(step) && bump(step));
 setInterval(() => bump("timerTurns"), 50).unref();
 new Worker(
   `const { workerData } = require("node:worker_threads");
-   const { appendFileSync, readFileSync } = require("node:fs");
+   const { appendFileSync } = require("node:fs");
    const { counters, names, file, started } = workerData;
    setInterval(() => {
-     const rssKb = Number(/^VmRSS:\\s+(\\d+)/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0);
-     const line = { s: (Date.now() - started) / 1000, rss: Math.round(rssKb / 1024) };
+     // The whole process's resident set, as the main thread's process.memoryUsage() reports it.
+     const line = { s: (Date.now() - started) / 1000, rss: Math.round(process.memoryUsage.rss() / 1048576) };
      names.forEach((name, index) => (line[name] = Atomics.load(counters, index)));
      appendFileSync(file, JSON.stringify(line) + "\\n");
    }, 250);`,
