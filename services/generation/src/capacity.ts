@@ -4,7 +4,8 @@ import type { Tier } from "@orvado/proto";
 import { SharedCalls, type Logger } from "@orvado/core";
 import type { Db } from "@orvado/db";
 import { channelKey, resolveChannelKeys, type Catalog, type CatalogModel, type ChannelConfig } from "./catalog.ts";
-import { readSharedStates, releaseSharedSlot, renewSharedSlots, takeSharedSlots, type BreakerSettings, type BreakerState, type CallOutcome, type SharedTake } from "./channel-slots.ts";
+import { readSharedStates, releaseKeptSlots, releaseSharedSlot, renewSharedSlots, takeSharedSlots, type BreakerSettings, type BreakerState, type CallOutcome, type SharedTake } from "./channel-slots.ts";
+import { KeptSlots, type TakenSlot } from "./kept-slots.ts";
 
 // Per-channel concurrency: a slot is taken before anything is reserved, so a
 // request refused for capacity holds and charges nothing.
@@ -67,6 +68,8 @@ export interface ChannelSlot {
 export interface SlotHandOff {
   slotId: string;
   channelKey: string;
+  /** The slot stays taken for this process's next job on the channel (kept-slots.ts): the statement closes the breaker but keeps the row. */
+  kept: boolean;
 }
 
 export type SlotAnswer = { ok: true; slot: ChannelSlot } | { ok: false; reason: "full" | "unhealthy"; retryAfterSeconds: number };
@@ -88,6 +91,8 @@ export interface ChannelPoolOptions extends BreakerSettings {
   leaseTtlMs: number;
   /** How often this process renews every lease it holds, in one statement. */
   leaseRenewMs: number;
+  /** How long after its take a slot whose call succeeded may serve this process's next job (kept-slots.ts); 0 keeps none. */
+  keptSlotMaxAgeMs?: number;
   logger: Logger;
 }
 
@@ -125,6 +130,10 @@ export class ChannelPool {
   readonly #takes = new Map<string, SharedCalls<string, SharedTake>>();
   /** Per run of channels: the free slots the last take there left (0 after a refusal), for likelyFree. */
   readonly #roomLeft = new Map<string, number>();
+  /** Slots whose calls succeeded, kept for the next job on their channel (kept-slots.ts). */
+  readonly #kept: KeptSlots;
+  /** Kept slots being given back, awaited by close(). */
+  readonly #givingBack = new Set<Promise<void>>();
 
   constructor(
     private readonly catalog: Catalog,
@@ -132,6 +141,7 @@ export class ChannelPool {
     private readonly options: ChannelPoolOptions,
   ) {
     this.#keys = resolveChannelKeys(catalog, options.readKey);
+    this.#kept = new KeptSlots((slots) => this.#giveBackKept(slots), options.keptSlotMaxAgeMs);
     for (const model of catalog.values()) {
       for (const channel of model.channels) this.capacities.set(channelKey(model.id, channel.name), new ChannelCapacity(channel.capacity));
     }
@@ -144,6 +154,8 @@ export class ChannelPool {
    */
   async take(model: CatalogModel, tier: Tier, exclude: ReadonlySet<string> = new Set()): Promise<SlotAnswer> {
     const candidates = this.#candidates(model, tier, exclude);
+    const kept = this.#reuseKept(model, candidates[0]);
+    if (kept) return { ok: true, slot: kept };
     let sawFull = false;
     let soonestRetryMs = Number.POSITIVE_INFINITY;
     for (let start = 0; start < candidates.length; ) {
@@ -176,6 +188,7 @@ export class ChannelPool {
   likelyFree(model: CatalogModel, tier: Tier, exclude: ReadonlySet<string>): boolean {
     const candidates = this.#candidates(model, tier, exclude);
     if (candidates.length === 0 || !candidates.every(isShared)) return false;
+    if (this.#kept.hasFresh(channelKey(model.id, candidates[0]!.name))) return true;
     return (this.#roomLeft.get(runKeyOf(model, candidates)) ?? 0) >= LIKELY_FREE_ROOM;
   }
 
@@ -228,39 +241,56 @@ export class ChannelPool {
     const slotId = randomUUID();
     const byKey = new Map(run.map((channel) => [channelKey(model.id, channel.name), channel]));
     const runKey = runKeyOf(model, run);
+    // Before the statement: what the take learns is at least this old.
+    const asked = performance.now();
     const taken = await this.#takesFor(runKey, byKey).call(slotId);
     this.#roomLeft.set(runKey, taken.ok ? taken.roomLeft : 0);
     if (!taken.ok) return { ok: false, reason: taken.reason, retryAfterSeconds: Math.ceil(taken.retryAfterMs / 1000) };
-    const key = taken.channelKey;
     this.#held.add(slotId);
     this.#renewWhileHeld();
+    return { ok: true, slot: this.#sharedSlot({ slotId, key: taken.channelKey, takenAt: asked, roomLeft: taken.roomLeft }, byKey.get(taken.channelKey)!) };
+  }
+
+  /** A slot this process kept on the job's first channel, if one is fresh: no statement (kept-slots.ts). */
+  #reuseKept(model: CatalogModel, first: ChannelConfig | undefined): ChannelSlot | null {
+    if (!first || !isShared(first)) return null;
+    const kept = this.#kept.reuse(channelKey(model.id, first.name));
+    return kept ? this.#sharedSlot(kept, first) : null;
+  }
+
+  /** The job's handle on a shared slot, taken now or kept from an earlier job. */
+  #sharedSlot(taken: TakenSlot, channel: ChannelConfig): ChannelSlot {
+    const { slotId, key } = taken;
     const countHere = this.capacities.get(key)!.hold();
     let outcome: CallOutcome = "cancelled";
     let released: Promise<void> | undefined;
+    let kept = false;
     const pool = this;
     return {
-      ok: true,
-      slot: {
-        channel: byKey.get(key)!,
-        key,
-        apiKey: this.#keys.get(key),
-        succeeded() {
-          if (outcome === "cancelled") outcome = "succeeded";
-        },
-        failed() {
-          if (outcome === "cancelled") outcome = "failed";
-        },
-        release() {
-          released ??= pool.#releaseShared(slotId, key, outcome).finally(countHere);
-          return released;
-        },
-        handOff: () => (outcome === "succeeded" && released === undefined ? { slotId, channelKey: key } : null),
-        handedOff() {
-          if (released) return;
-          released = Promise.resolve();
-          pool.#held.delete(slotId);
-          countHere();
-        },
+      channel,
+      key,
+      apiKey: this.#keys.get(key),
+      succeeded() {
+        if (outcome === "cancelled") outcome = "succeeded";
+      },
+      failed() {
+        if (outcome === "cancelled") outcome = "failed";
+      },
+      release() {
+        released ??= pool.#releaseShared(slotId, key, outcome).finally(countHere);
+        return released;
+      },
+      handOff() {
+        if (outcome !== "succeeded" || released !== undefined) return null;
+        kept = pool.#kept.mayKeep(taken, channel.capacity);
+        return { slotId, channelKey: key, kept };
+      },
+      handedOff() {
+        if (released) return;
+        released = Promise.resolve();
+        countHere();
+        if (kept) pool.#kept.keep(taken, channel.capacity);
+        else pool.#held.delete(slotId);
       },
     };
   }
@@ -280,11 +310,28 @@ export class ChannelPool {
   async #releaseShared(slotId: string, key: string, outcome: CallOutcome): Promise<void> {
     // Renewals stop first: should the release fail, the lease expires by itself within leaseTtlMs.
     this.#held.delete(slotId);
+    if (outcome === "failed") this.#kept.giveBackChannel(key);
     try {
       await releaseSharedSlot(this.db, slotId, key, outcome, this.options);
     } catch (error) {
       this.options.logger.warn({ err: error, channel: key, outcome }, "could not release a channel slot; its lease expires by itself");
     }
+  }
+
+  /** Deletes kept slots' rows; should that fail, their leases expire by themselves within leaseTtlMs. */
+  #giveBackKept(slots: TakenSlot[]): void {
+    for (const slot of slots) this.#held.delete(slot.slotId);
+    const done = releaseKeptSlots(this.db, slots.map((slot) => slot.slotId))
+      .catch((error: unknown) => this.options.logger.warn({ err: error, slots: slots.length }, "could not give back kept channel slots; their leases expire by themselves"))
+      .finally(() => this.#givingBack.delete(done));
+    this.#givingBack.add(done);
+  }
+
+  /** Gives back every kept slot (at shutdown, once no job runs). */
+  async close(): Promise<void> {
+    const slots = this.#kept.close();
+    if (slots.length > 0) this.#giveBackKept(slots);
+    await Promise.all([...this.#givingBack]);
   }
 
   /** One timer renews every lease held here; it runs only while this process holds some. */

@@ -58,6 +58,11 @@ export async function releaseSharedSlot(db: Db, slotId: string, channelKey: stri
   });
 }
 
+/** Deletes slots this process kept between jobs (kept-slots.ts): their last calls succeeded, so the breaker learns nothing. */
+export async function releaseKeptSlots(db: Db, slotIds: string[]): Promise<void> {
+  await db.query("DELETE FROM generation.channel_slots WHERE slot_id = ANY($1::text[])", [slotIds], { durable: false });
+}
+
 /**
  * Extends the leases of the slots this process holds. A lease that has already
  * expired stays expired: another replica may have taken its room meanwhile.

@@ -80,6 +80,7 @@ export async function startGeneration(
       // Calls in flight keep their streams; jobs run to the end and their events leave the outbox.
       const closed = rpc.close();
       await jobs.drain();
+      await jobs.close();
       await closed;
       await relay.flush();
       await relay.stop();

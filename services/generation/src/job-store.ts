@@ -106,7 +106,8 @@ async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void
     images.map((row) => row.image.expiresAt),
     successes.map((success) => success.ids.requestId),
     successes.map((success) => success.images.length),
-    successes.flatMap((success) => (success.slot ? [success.slot.slotId] : [])),
+    // Kept slots stay taken for the process's next job (kept-slots.ts); their channels' breakers close all the same.
+    successes.flatMap((success) => (success.slot && !success.slot.kept ? [success.slot.slotId] : [])),
     [...new Set(successes.flatMap((success) => (success.slot ? [success.slot.channelKey] : [])))],
     successes.flatMap((success) => (success.leased ? [success.ids.requestId] : [])),
     // The `completed` events' outbox rows: topic, key, event id, value.

@@ -124,7 +124,7 @@ describe("job outcomes (jobSuccessWriter)", () => {
         successes.call({
           ids: job.ids,
           images: [{ imageId: `img_freed${job.ids.requestId.slice(4)}`, contentType: "image/png", width: 1024, height: 1024, bytes: 1, expiresAt }],
-          slot: index < 2 ? { slotId: `slot-${job.ids.requestId}`, channelKey } : null,
+          slot: index < 2 ? { slotId: `slot-${job.ids.requestId}`, channelKey, kept: false } : null,
           leased: index < 2,
         }),
       ),
@@ -136,6 +136,26 @@ describe("job outcomes (jobSuccessWriter)", () => {
     expect(leases.rows.map((row) => row.request_id)).toEqual([jobs[2]!.ids.requestId]);
     const state = await db.query("SELECT consecutive_failures, trial_slot FROM generation.channel_state WHERE channel_key = $1", [channelKey]);
     expect(state.rows).toEqual([{ consecutive_failures: 0, trial_slot: null }]);
+  });
+
+  it("keeps the row of a slot its process keeps for the next job (kept-slots.ts), and still closes the channel's breaker", async () => {
+    const job = start();
+    await jobStartWriter(db).call(job);
+    const channelKey = `beta/kept-${job.ids.requestId}`;
+    const slotId = `slot-${job.ids.requestId}`;
+    await db.query("INSERT INTO generation.channel_state (channel_key, consecutive_failures) VALUES ($1, 1)", [channelKey]);
+    await db.query("INSERT INTO generation.channel_slots (slot_id, channel_key, holder, expires_at) VALUES ($1, $2, 'test', now() + interval '1 minute')", [slotId, channelKey]);
+    const expiresAt = new Date(Date.now() + 3_600_000);
+    await jobSuccessWriter(db).call({
+      ids: job.ids,
+      images: [{ imageId: `img_kept${job.ids.requestId.slice(4)}`, contentType: "image/png", width: 1024, height: 1024, bytes: 1, expiresAt }],
+      slot: { slotId, channelKey, kept: true },
+      leased: false,
+    });
+    const slots = await db.query<{ slot_id: string }>("SELECT slot_id FROM generation.channel_slots WHERE channel_key = $1", [channelKey]);
+    expect(slots.rows.map((row) => row.slot_id)).toEqual([slotId]);
+    const state = await db.query("SELECT consecutive_failures FROM generation.channel_state WHERE channel_key = $1", [channelKey]);
+    expect(state.rows).toEqual([{ consecutive_failures: 0 }]);
   });
 
   it("fails only the job whose rows the database refuses", async () => {

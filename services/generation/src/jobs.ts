@@ -74,6 +74,7 @@ export class JobRunner {
       readKey: deps.config.readChannelKey,
       leaseTtlMs: deps.config.channelLeaseTtlMs,
       leaseRenewMs: deps.config.channelLeaseRenewMs,
+      keptSlotMaxAgeMs: deps.config.keptSlotMaxAgeMs,
       logger: deps.logger.child({ component: "channel-slots" }),
     });
     this.capacities = this.channels.capacities;
@@ -242,6 +243,11 @@ export class JobRunner {
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
   }
 
+  /** After drain(): gives back the channel slots kept for jobs that will not come (kept-slots.ts). */
+  async close(): Promise<void> {
+    await this.channels.close();
+  }
+
   async #run(ids: BillingEventIds, spec: JobSpec, format: ResponseFormat, firstSlot: ChannelSlot, started: Promise<void>, lease: { held: boolean }): Promise<CreateImageReply> {
     const log = jobLog(this.deps.logger, ids.requestId, spec.model.id);
     const { signal, clear: clearDeadline } = jobDeadline(this.deps.config.jobTimeoutMs);
@@ -261,7 +267,8 @@ export class JobRunner {
       const { stored, answers } = await this.#store(spec, takeImages(outcome), format);
       this.deps.metrics?.stepTook("store", stepStart);
       stepStart = performance.now();
-      // The slot and the lease go back in the success's own statement (job-store.ts).
+      // The slot and the lease go back in the success's own statement (job-store.ts), or the
+      // slot stays taken for this process's next job on the channel (kept-slots.ts).
       const handOff = slot.handOff();
       await this.#jobSuccesses.call({ ids, images: stored, slot: handOff, leased: lease.held });
       if (handOff) slot.handedOff();

@@ -30,6 +30,7 @@ let quota: Simulator; // alpha-2.5-flare's only channel, capacity 2
 let flaky: Simulator; // beta's first channel, whose breaker opens
 let steady: Simulator; // beta's second channel
 let roomy: Simulator; // alpha-2.5-sunburst's only channel, capacity 3
+let wide: Simulator; // beta-2-lite's only channel, capacity 64: large enough to keep slots between jobs
 let edges: [string, string];
 let generations: [ReturnType<typeof generationClient>, ReturnType<typeof generationClient>];
 const warnings: string[] = [];
@@ -51,6 +52,7 @@ function modelsFile(): string {
     { id: "alpha-2.5-flare", family: "alpha", tiers: ["1K"], channels: [channel("quota", quota, 2, 1)] },
     { id: "beta", family: "beta", tiers: ["1K"], channels: [channel("flaky", flaky, 8, 1), channel("steady", steady, 8, 2)] },
     { id: "alpha-2.5-sunburst", family: "alpha", tiers: ["1K"], channels: [channel("roomy", roomy, 3, 1)] },
+    { id: "beta-2-lite", family: "beta", tiers: ["1K"], channels: [channel("wide", wide, 64, 1)] },
   ];
   writeFileSync(path, JSON.stringify({ models }));
   return path;
@@ -97,7 +99,7 @@ const databaseNow = async () => (await db.query<{ now: Date }>("SELECT clock_tim
 
 beforeAll(async () => {
   const behaviour = { behaviour: { apiKey: SIM_KEY } };
-  [quota, flaky, steady, roomy] = (await Promise.all([1, 2, 3, 4].map(() => startSimulator("openai", behaviour)))) as [Simulator, Simulator, Simulator, Simulator];
+  [quota, flaky, steady, roomy, wide] = (await Promise.all([1, 2, 3, 4, 5].map(() => startSimulator("openai", behaviour)))) as [Simulator, Simulator, Simulator, Simulator, Simulator];
   database = await freshDatabase(process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
   dataDir = mkdtempSync(join(tmpdir(), "orvado-capacity-"));
   stack = await ProcessStack.start({
@@ -111,6 +113,8 @@ beforeAll(async () => {
       GENERATION_CHANNEL_LEASE_RENEW_MS: "2000",
       GENERATION_BREAKER_FAILURES: "2",
       GENERATION_BREAKER_COOLDOWN_MS: "600000",
+      // Long enough that two jobs in a row on a slow machine still share a kept slot (only beta-2-lite's channel is large enough to keep one).
+      GENERATION_KEPT_SLOT_MAX_AGE_MS: "4000",
     },
     onLog: (service, line) => {
       if (warnings.length < 20) warnings.push(`${service}: ${line.slice(0, 300)}`);
@@ -127,12 +131,12 @@ afterAll(async () => {
   await stack?.stop();
   await db?.close();
   await database?.drop();
-  await Promise.all([quota, flaky, steady, roomy].map((sim) => sim?.close()));
+  await Promise.all([quota, flaky, steady, roomy, wide].map((sim) => sim?.close()));
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 beforeEach(() => {
-  for (const sim of [quota, flaky, steady, roomy]) sim.reset();
+  for (const sim of [quota, flaky, steady, roomy, wide]) sim.reset();
 });
 
 const quotaInUse = async (client: (typeof generations)[number]) =>
@@ -203,6 +207,32 @@ describe("a job refused for capacity after its hold was made", () => {
     const balance = await balanceOf(accountId);
     expect([balance.balanceMicros, balance.heldMicros]).toEqual([5_000_000n - 4n * 60_000n, 0n]);
     expect(roomy.count("generate")).toBe(4);
+  });
+});
+
+// docs/providers.md#capacity-and-the-circuit-breaker: a slot whose call succeeded may serve the
+// replica's next job on a channel with plenty of room, for GENERATION_KEPT_SLOT_MAX_AGE_MS after its take.
+describe("a slot kept for the replica's next job (a channel of 64)", () => {
+  it("serves replica 1's next job with the same lease, counts on replica 2 meanwhile, and goes back once its take is old enough", async () => {
+    const { key } = await newFundedKey(5n);
+    const wideSlots = async () =>
+      (await db.query<{ slot_id: string; holder: string }>("SELECT slot_id, holder FROM generation.channel_slots WHERE channel_key = 'beta-2-lite/wide' ORDER BY slot_id")).rows;
+    const wideInUse = async (client: (typeof generations)[number]) => (await client.listModels({})).models.find((model) => model.id === "beta-2-lite")!.channels[0]!.inUse;
+    expect((await generate(edges[0], key, "beta-2-lite", "first")).status).toBe(200);
+    const kept = await wideSlots();
+    expect(kept).toHaveLength(1);
+    expect(kept[0]!.holder.split("/")[1]).toBe(String(stack.pids()["generation"]));
+    // Nothing runs, yet every replica counts the kept slot as taken.
+    expect(wide.inFlight).toBe(0);
+    expect(await wideInUse(generations[1])).toBe(1);
+    expect((await generate(edges[0], key, "beta-2-lite", "second")).status).toBe(200);
+    expect(await wideSlots()).toEqual(kept);
+    // Replica 2 keeps none of replica 1's: its job takes, and then keeps, its own.
+    expect((await generate(edges[1], key, "beta-2-lite", "third")).status).toBe(200);
+    expect((await wideSlots()).map((row) => row.holder.split("/")[1]).sort()).toEqual([String(stack.pids()["generation"]), String(stack.pids()["generation#2"])].sort());
+    await until(async () => (await wideSlots()).length === 0, "the kept slots to go back");
+    expect(await wideInUse(generations[0])).toBe(0);
+    expect(wide.count("generate")).toBe(3);
   });
 });
 

@@ -1,8 +1,9 @@
 -- The outcomes of jobs that succeeded (job-store.ts jobSuccessWriter), one
 -- statement per table, in one durable commit: each job's images, its status
 -- 'succeeded', its `completed` event in the outbox (in the order given), and
--- what it held: its channel slot (a success closes the channel's breaker,
--- close_breakers) and its concurrent-job lease.
+-- what it held: its channel slot, unless its process keeps it for its next
+-- job (a success closes the channel's breaker either way, close_breakers), and
+-- its concurrent-job lease.
 --
 -- A function, not a statement with a dozen parameters, so that PostgreSQL plans
 -- it once per session: prepared as one statement it was planned again at every
@@ -25,6 +26,9 @@ BEGIN
    WHERE job.request_id = done.request_id;
   IF cardinality(p_slots) > 0 THEN
     DELETE FROM generation.channel_slots c WHERE c.slot_id = ANY(p_slots);
+  END IF;
+  -- A slot the process keeps for its next job (kept-slots.ts) is not in p_slots; its channel is here.
+  IF cardinality(p_slot_channels) > 0 THEN
     PERFORM generation.close_breakers(p_slot_channels);
   END IF;
   IF cardinality(p_leases) > 0 THEN

@@ -1,0 +1,84 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { KEPT_SLOT_MAX_AGE_MS, KeptSlots, mayKeepSlot, type TakenSlot } from "./kept-slots.ts";
+
+// The rule for keeping a channel slot between jobs and the idle pool, on a clock the
+// test moves (no transport: plain objects). capacity.test.ts runs the same through
+// ChannelPool against PostgreSQL.
+
+const MAX = KEPT_SLOT_MAX_AGE_MS;
+const slot = (slotId: string, takenAt: number, roomLeft = 60, key = "m/main"): TakenSlot => ({ slotId, key, takenAt, roomLeft });
+
+describe("mayKeepSlot", () => {
+  it("keeps a fresh slot of a channel with room, up to a sixteenth of its capacity and at most 8", () => {
+    expect(mayKeepSlot(slot("a", 0), 64, 0, 10, MAX)).toBe(true);
+    expect(mayKeepSlot(slot("a", 0), 64, 3, 10, MAX)).toBe(true);
+    expect(mayKeepSlot(slot("a", 0), 64, 4, 10, MAX)).toBe(false);
+    expect(mayKeepSlot(slot("a", 0, 90_000), 100_000, 7, 10, MAX)).toBe(true);
+    expect(mayKeepSlot(slot("a", 0, 90_000), 100_000, 8, 10, MAX)).toBe(false);
+  });
+
+  it("keeps nothing on a channel under 16 slots, once its take is a second old, or when the take left less than a quarter free", () => {
+    expect(mayKeepSlot(slot("a", 0, 15), 15, 0, 10, MAX)).toBe(false);
+    expect(mayKeepSlot(slot("a", 0, 16), 16, 0, 10, MAX)).toBe(true);
+    expect(mayKeepSlot(slot("a", 0), 64, 0, KEPT_SLOT_MAX_AGE_MS - 1, MAX)).toBe(true);
+    expect(mayKeepSlot(slot("a", 0), 64, 0, KEPT_SLOT_MAX_AGE_MS, MAX)).toBe(false);
+    // GENERATION_KEPT_SLOT_MAX_AGE_MS=0 keeps none.
+    expect(mayKeepSlot(slot("a", 0), 64, 0, 0, 0)).toBe(false);
+    expect(mayKeepSlot(slot("a", 0, 16), 64, 0, 10, MAX)).toBe(true);
+    expect(mayKeepSlot(slot("a", 0, 15), 64, 0, 10, MAX)).toBe(false);
+  });
+});
+
+describe("KeptSlots", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("hands a kept slot to one job only, and gives back the stale ones it finds", () => {
+    let now = 0;
+    const givenBack: string[] = [];
+    const kept = new KeptSlots((slots) => givenBack.push(...slots.map((s) => s.slotId)), MAX, () => now);
+    kept.keep(slot("old", 0), 64);
+    now = 600;
+    kept.keep(slot("new", 500), 64);
+    now = KEPT_SLOT_MAX_AGE_MS + 1;
+    expect(kept.hasFresh("m/main")).toBe(true);
+    expect(kept.reuse("m/main")?.slotId).toBe("new");
+    expect(givenBack).toEqual(["old"]);
+    expect(kept.reuse("m/main")).toBeNull();
+    expect(kept.hasFresh("m/main")).toBe(false);
+    expect(kept.reuse("m/other")).toBeNull();
+    kept.close();
+  });
+
+  it("gives back a slot over the channel's cap at once, a channel's slots after a failure, and every slot at close", () => {
+    const givenBack: string[] = [];
+    const kept = new KeptSlots((slots) => givenBack.push(...slots.map((s) => s.slotId)), MAX, () => 0);
+    for (const id of ["a", "b", "c"]) kept.keep(slot(id, 0), 32);
+    expect(givenBack).toEqual(["c"]);
+    expect(kept.count("m/main")).toBe(2);
+    kept.keep(slot("x", 0, 60, "m/backup"), 64);
+    kept.giveBackChannel("m/main");
+    expect(givenBack).toEqual(["c", "a", "b"]);
+    expect(kept.count("m/main")).toBe(0);
+    expect(kept.close().map((s) => s.slotId)).toEqual(["x"]);
+    expect(kept.count("m/backup")).toBe(0);
+  });
+
+  it("gives back idle slots once stale, though no job asks for their channel", () => {
+    vi.useFakeTimers();
+    let now = 0;
+    const givenBack: string[] = [];
+    const kept = new KeptSlots((slots) => givenBack.push(...slots.map((s) => s.slotId)), MAX, () => now);
+    kept.keep(slot("first", 0), 64);
+    now = 400;
+    kept.keep(slot("second", 400), 64);
+    now = KEPT_SLOT_MAX_AGE_MS;
+    vi.advanceTimersByTime(KEPT_SLOT_MAX_AGE_MS);
+    expect(givenBack).toEqual(["first"]);
+    now = KEPT_SLOT_MAX_AGE_MS + 400;
+    vi.advanceTimersByTime(400);
+    expect(givenBack).toEqual(["first", "second"]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
