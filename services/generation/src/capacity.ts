@@ -16,7 +16,7 @@ import { KeptSlots, type TakenSlot } from "./kept-slots.ts";
 // a provider's concurrency quota counts. The sandbox renders inside each
 // process, on that process's CPU, so its capacity is counted per process.
 
-/** A counter of slots in this process: the sandbox's limit, and the metrics' count of shared slots held here. */
+/** A counter of slots in this process's jobs: the sandbox's limit, and the metrics' count of shared slots its running jobs hold (idle kept slots are not counted). */
 export class ChannelCapacity {
   #inUse = 0;
   constructor(readonly limit: number) {}
@@ -56,11 +56,12 @@ export interface ChannelSlot {
   release(): Promise<void>;
   /**
    * A shared slot whose call succeeded: what the job's success statement deletes, so that
-   * the slot goes back in that statement instead of one of its own (job-store.ts); null
+   * the slot goes back in that statement instead of one of its own (job-store.ts), or, when
+   * `kept`, leaves taken for this process's next job on the channel (kept-slots.ts); null
    * when the slot must be released on its own.
    */
   handOff(): SlotHandOff | null;
-  /** The statement that carried handOff() committed: the slot is free, and release() does nothing more. */
+  /** The statement that carried handOff() committed: the job no longer holds the slot (free, or kept idle), and release() does nothing more. */
   handedOff(): void;
 }
 
@@ -274,7 +275,9 @@ export class ChannelPool {
         if (outcome === "cancelled") outcome = "succeeded";
       },
       failed() {
-        if (outcome === "cancelled") outcome = "failed";
+        if (outcome !== "cancelled") return;
+        outcome = "failed";
+        pool.#kept.failedOn(key);
       },
       release() {
         released ??= pool.#releaseShared(slotId, key, outcome).finally(countHere);
@@ -310,7 +313,6 @@ export class ChannelPool {
   async #releaseShared(slotId: string, key: string, outcome: CallOutcome): Promise<void> {
     // Renewals stop first: should the release fail, the lease expires by itself within leaseTtlMs.
     this.#held.delete(slotId);
-    if (outcome === "failed") this.#kept.giveBackChannel(key);
     try {
       await releaseSharedSlot(this.db, slotId, key, outcome, this.options);
     } catch (error) {

@@ -80,8 +80,9 @@ export async function startGeneration(
       // Calls in flight keep their streams; jobs run to the end and their events leave the outbox.
       const closed = rpc.close();
       await jobs.drain();
-      await jobs.close();
       await closed;
+      // Once every call has ended, so that no job keeps a slot after it.
+      await jobs.close();
       await relay.flush();
       await relay.stop();
       await stopSweeper();

@@ -52,17 +52,39 @@ describe("KeptSlots", () => {
   });
 
   it("gives back a slot over the channel's cap at once, a channel's slots after a failure, and every slot at close", () => {
+    let now = 10;
     const givenBack: string[] = [];
-    const kept = new KeptSlots((slots) => givenBack.push(...slots.map((s) => s.slotId)), MAX, () => 0);
+    const kept = new KeptSlots((slots) => givenBack.push(...slots.map((s) => s.slotId)), MAX, () => now);
     for (const id of ["a", "b", "c"]) kept.keep(slot(id, 0), 32);
     expect(givenBack).toEqual(["c"]);
     expect(kept.count("m/main")).toBe(2);
     kept.keep(slot("x", 0, 60, "m/backup"), 64);
-    kept.giveBackChannel("m/main");
+    now = 20;
+    kept.failedOn("m/main");
     expect(givenBack).toEqual(["c", "a", "b"]);
     expect(kept.count("m/main")).toBe(0);
+    // A slot taken before the failure, whose success statement was sent before it, goes back instead of being kept.
+    expect(kept.mayKeep(slot("before", 15), 64)).toBe(false);
+    kept.keep(slot("before", 15), 64);
+    expect(givenBack).toEqual(["c", "a", "b", "before"]);
+    expect(kept.mayKeep(slot("after", 25), 64)).toBe(true);
+    kept.keep(slot("after", 25), 64);
+    expect(kept.reuse("m/main")?.slotId).toBe("after");
     expect(kept.close().map((s) => s.slotId)).toEqual(["x"]);
     expect(kept.count("m/backup")).toBe(0);
+    // Closed: nothing is kept any more, and a job ending now gives its slot back.
+    expect(kept.mayKeep(slot("late", 30), 64)).toBe(false);
+    kept.keep(slot("late", 30), 64);
+    expect(givenBack.at(-1)).toBe("late");
+    expect(kept.count("m/main")).toBe(0);
+  });
+
+  it("gives back at once a slot grown stale while its success statement ran", () => {
+    const givenBack: string[] = [];
+    const kept = new KeptSlots((slots) => givenBack.push(...slots.map((s) => s.slotId)), MAX, () => MAX + 5);
+    kept.keep(slot("slow", 0), 64);
+    expect(givenBack).toEqual(["slow"]);
+    expect(kept.count("m/main")).toBe(0);
   });
 
   it("gives back idle slots once stale, though no job asks for their channel", () => {
@@ -79,6 +101,23 @@ describe("KeptSlots", () => {
     now = KEPT_SLOT_MAX_AGE_MS + 400;
     vi.advanceTimersByTime(400);
     expect(givenBack).toEqual(["first", "second"]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("sweeps by the earliest deadline, also for an older slot kept after a younger one", () => {
+    vi.useFakeTimers();
+    let now = 0;
+    const givenBack: string[] = [];
+    const kept = new KeptSlots((slots) => givenBack.push(...slots.map((s) => s.slotId)), MAX, () => now);
+    kept.keep(slot("young", 0), 64);
+    now = 200;
+    kept.keep(slot("older", -500), 64);
+    now = MAX - 500;
+    vi.advanceTimersByTime(MAX - 700);
+    expect(givenBack).toEqual(["older"]);
+    now = MAX;
+    vi.advanceTimersByTime(500);
+    expect(givenBack).toEqual(["older", "young"]);
     expect(vi.getTimerCount()).toBe(0);
   });
 });

@@ -43,7 +43,11 @@ export function mayKeepSlot(slot: TakenSlot, capacity: number, keptNow: number, 
  */
 export class KeptSlots {
   readonly #idle = new Map<string, TakenSlot[]>();
+  /** Per channel, when a call on it last failed here: a slot taken before that is neither kept nor reused. */
+  readonly #lastFailure = new Map<string, number>();
   #sweep: NodeJS.Timeout | undefined;
+  #sweepAt = Number.POSITIVE_INFINITY;
+  #closed = false;
 
   constructor(
     private readonly giveBack: (slots: TakenSlot[]) => void,
@@ -51,9 +55,9 @@ export class KeptSlots {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** mayKeepSlot with this pool's age limit and the channel's idle slots now. */
+  /** mayKeepSlot with this pool's age limit and the channel's idle slots now; never for a slot taken before the channel's last failure here, nor once closed. */
   mayKeep(slot: TakenSlot, capacity: number): boolean {
-    return mayKeepSlot(slot, capacity, this.count(slot.key), this.now(), this.maxAgeMs);
+    return !this.#closed && this.#usable(slot, this.now()) && mayKeepSlot(slot, capacity, this.count(slot.key), this.now(), this.maxAgeMs);
   }
 
   count(key: string): number {
@@ -63,7 +67,7 @@ export class KeptSlots {
   /** True when `reuse(key)` would hand out a slot now. */
   hasFresh(key: string): boolean {
     const now = this.now();
-    return this.#idle.get(key)?.some((slot) => now - slot.takenAt < this.maxAgeMs) ?? false;
+    return this.#idle.get(key)?.some((slot) => this.#usable(slot, now)) ?? false;
   }
 
   /** A fresh kept slot of the channel, no longer idle; null when there is none. Stale ones go back. */
@@ -71,26 +75,35 @@ export class KeptSlots {
     const idle = this.#idle.get(key);
     if (!idle) return null;
     const now = this.now();
-    const fresh = idle.findIndex((slot) => now - slot.takenAt < this.maxAgeMs);
+    const fresh = idle.findIndex((slot) => this.#usable(slot, now));
     const slot = fresh === -1 ? null : idle.splice(fresh, 1)[0]!;
     this.#giveBackStale(key, now);
     return slot;
   }
 
-  /** Keeps a slot whose job has ended (mayKeepSlot said so); one over the channel's cap goes back. */
+  /**
+   * Keeps a slot whose job has ended (mayKeep said so when its success statement was
+   * sent). What changed while that statement ran sends it back instead: the pool was
+   * closed, the channel's cap was reached, a call on the channel failed, or the slot
+   * grew stale.
+   */
   keep(slot: TakenSlot, capacity: number): void {
     const idle = this.#idle.get(slot.key) ?? [];
-    if (idle.length >= keptAtMost(capacity)) {
+    if (this.#closed || idle.length >= keptAtMost(capacity) || !this.#usable(slot, this.now())) {
       this.giveBack([slot]);
       return;
     }
     idle.push(slot);
     this.#idle.set(slot.key, idle);
-    this.#sweepLater();
+    this.#sweepBy(slot.takenAt + this.maxAgeMs);
   }
 
-  /** A call on the channel failed: its idle slots go back, so the next job's take consults the breaker. */
-  giveBackChannel(key: string): void {
+  /**
+   * A call on the channel failed here: its idle slots go back at once, and no slot taken
+   * before now is kept or reused, so the next job's take consults the breaker.
+   */
+  failedOn(key: string): void {
+    this.#lastFailure.set(key, this.now());
     const idle = this.#idle.get(key);
     if (!idle) return;
     this.#idle.delete(key);
@@ -99,33 +112,43 @@ export class KeptSlots {
 
   /** Every idle slot, to be given back at shutdown; nothing is kept after this. */
   close(): TakenSlot[] {
+    this.#closed = true;
     clearTimeout(this.#sweep);
     this.#sweep = undefined;
+    this.#sweepAt = Number.POSITIVE_INFINITY;
     const all = [...this.#idle.values()].flat();
     this.#idle.clear();
     return all;
   }
 
+  /** Fresh, and taken after the channel's last failure here. */
+  #usable(slot: TakenSlot, now: number): boolean {
+    return now - slot.takenAt < this.maxAgeMs && slot.takenAt > (this.#lastFailure.get(slot.key) ?? Number.NEGATIVE_INFINITY);
+  }
+
   #giveBackStale(key: string, now: number): void {
     const idle = this.#idle.get(key);
     if (!idle) return;
-    const stale = idle.filter((slot) => now - slot.takenAt >= this.maxAgeMs);
-    const fresh = idle.filter((slot) => now - slot.takenAt < this.maxAgeMs);
+    const stale = idle.filter((slot) => !this.#usable(slot, now));
+    const fresh = idle.filter((slot) => this.#usable(slot, now));
     if (fresh.length > 0) this.#idle.set(key, fresh);
     else this.#idle.delete(key);
     if (stale.length > 0) this.giveBack(stale);
   }
 
-  /** Idle slots go back once stale, whether or not another job asks for their channel. */
-  #sweepLater(): void {
-    if (this.#sweep) return;
-    const oldest = Math.min(...[...this.#idle.values()].flat().map((slot) => slot.takenAt));
+  /** Idle slots go back once stale, whether or not another job asks for their channel: the sweep runs by `at` at the latest. */
+  #sweepBy(at: number): void {
+    if (this.#sweep && this.#sweepAt <= at) return;
+    clearTimeout(this.#sweep);
+    this.#sweepAt = at;
     this.#sweep = setTimeout(() => {
       this.#sweep = undefined;
+      this.#sweepAt = Number.POSITIVE_INFINITY;
       const now = this.now();
       for (const key of [...this.#idle.keys()]) this.#giveBackStale(key, now);
-      if (this.#idle.size > 0) this.#sweepLater();
-    }, Math.max(1, oldest + this.maxAgeMs - this.now()));
+      const left = [...this.#idle.values()].flat();
+      if (left.length > 0) this.#sweepBy(Math.min(...left.map((slot) => slot.takenAt)) + this.maxAgeMs);
+    }, Math.max(1, at - this.now()));
     this.#sweep.unref();
   }
 }
