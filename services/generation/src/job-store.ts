@@ -1,6 +1,6 @@
 import { billingEventColumns, emitBillingEvent, type BillingEventIds } from "@orvado/events";
 import { codeText, SharedCalls, tierName } from "@orvado/core";
-import { prepareStatement, type Db } from "@orvado/db";
+import { prepareStatement, type Db, type Queryable } from "@orvado/db";
 import type { ErrorCode } from "@orvado/proto";
 import type { JobSpec } from "./validate.ts";
 import { releaseIdempotencyKey } from "./idempotency.ts";
@@ -23,18 +23,38 @@ export interface JobStart {
   spec: JobSpec;
   responseFormat: string;
   channel: string;
+  /** The job's created_at, whenever its row is written (job-starts.ts). */
+  startedAt: Date;
 }
 
 // The hot statements are prepared (parsed once per connection): their text is
 // the same for any number of jobs, the jobs' values travel as arrays.
 const INSERT_JOB_STARTS = prepareStatement(
-  `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, status)
-     SELECT request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, 'running'
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[])
-            AS start (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel)`,
+  `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, created_at, status)
+     SELECT request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, created_at, 'running'
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[], $11::timestamptz[])
+            AS start (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, created_at)`,
 );
 
-/** Job-start rows; those of concurrent jobs go in one INSERT (SharedCalls). */
+/** A job row's columns as arrays, one element per job (the statements take the jobs' values as arrays). */
+function startColumns(starts: JobStart[]): unknown[] {
+  const column = <T>(pick: (start: JobStart) => T) => starts.map(pick);
+  return [
+    column((start) => start.ids.requestId),
+    column((start) => start.ids.accountId),
+    column((start) => start.ids.keyId),
+    column((start) => start.spec.model.id),
+    column((start) => start.spec.size.label),
+    column((start) => tierName(start.spec.tier)),
+    column((start) => start.spec.quality ?? null),
+    column((start) => start.spec.n),
+    column((start) => start.responseFormat),
+    column((start) => start.channel),
+    column((start) => start.startedAt),
+  ];
+}
+
+/** Job-start rows; those of concurrent jobs go in one INSERT (SharedCalls). Written only for jobs still running after a delay (job-starts.ts). */
 export function jobStartWriter(db: Db): SharedCalls<JobStart, void> {
   return new SharedCalls<JobStart, void>(async (starts) => {
     await insertJobStarts(db, starts);
@@ -46,23 +66,7 @@ async function insertJobStarts(db: Db, starts: JobStart[]): Promise<void> {
   // Not money, so the commit need not wait for the disk: if a database crash lost
   // a row, the job's success could not be recorded, it would fail, and billing
   // would release its hold. The job's outcome below is always durable.
-  const column = <T>(pick: (start: JobStart) => T) => starts.map(pick);
-  await db.query(
-    INSERT_JOB_STARTS,
-    [
-      column((start) => start.ids.requestId),
-      column((start) => start.ids.accountId),
-      column((start) => start.ids.keyId),
-      column((start) => start.spec.model.id),
-      column((start) => start.spec.size.label),
-      column((start) => tierName(start.spec.tier)),
-      column((start) => start.spec.quality ?? null),
-      column((start) => start.spec.n),
-      column((start) => start.responseFormat),
-      column((start) => start.channel),
-    ],
-    { durable: false },
-  );
+  await db.query(INSERT_JOB_STARTS, startColumns(starts), { durable: false });
 }
 
 export interface JobSuccess {
@@ -72,6 +76,8 @@ export interface JobSuccess {
   slot: SlotHandOff | null;
   /** The job holds a concurrent-job lease (account-admission.ts), deleted in the same statement. */
   leased: boolean;
+  /** The job's row, written by this statement, when the job ended before its start row was (job-starts.ts); null when it is written. */
+  start: JobStart | null;
 }
 
 /**
@@ -89,7 +95,7 @@ export function jobSuccessWriter(db: Db): SharedCalls<JobSuccess, void> {
 }
 
 const RECORD_JOB_SUCCESSES = prepareStatement(
-  "SELECT generation.record_job_successes($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[], $9::text[], $10::int[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::bytea[])",
+  "SELECT generation.record_job_successes($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[], $9::text[], $10::int[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::bytea[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[], $25::int[], $26::text[], $27::text[], $28::timestamptz[])",
 );
 
 async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void> {
@@ -112,15 +118,25 @@ async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void
     successes.flatMap((success) => (success.leased ? [success.ids.requestId] : [])),
     // The `completed` events' outbox rows: topic, key, event id, value.
     ...events,
+    // The rows of jobs that ended before their start rows were written.
+    ...startColumns(successes.flatMap((success) => (success.start ? [success.start] : []))),
   ]);
 }
 
-export async function recordJobFailure(db: Db, ids: BillingEventIds, code: ErrorCode, message: string, shouldRetry = true): Promise<void> {
+/**
+ * The job failed: its row becomes `failed`, or, for a job that ended before its start
+ * row was written (`start` given, job-starts.ts), is written `failed`; with its
+ * `failed` event in the same transaction.
+ */
+export async function recordJobFailure(db: Db, ids: BillingEventIds, code: ErrorCode, message: string, shouldRetry: boolean, start: JobStart | null): Promise<void> {
   await db.tx(async (q) => {
-    await q.query(
-      "UPDATE generation.jobs SET status = 'failed', error_code = $2, error_message = $3, should_retry = $4, finished_at = now() WHERE request_id = $1",
-      [ids.requestId, codeText(code), message.slice(0, 1000), shouldRetry],
-    );
+    if (start) await insertFailedJob(q, start, code, message, shouldRetry);
+    else {
+      await q.query(
+        "UPDATE generation.jobs SET status = 'failed', error_code = $2, error_message = $3, should_retry = $4, finished_at = now() WHERE request_id = $1",
+        [ids.requestId, codeText(code), message.slice(0, 1000), shouldRetry],
+      );
+    }
     // A failed request frees its Idempotency-Key in the same step, so a retry runs a new job (idempotency.ts).
     await releaseIdempotencyKey(q, ids.requestId);
     await emitBillingEvent(q, "generation", ids, { case: "failed", value: { code, reason: message.slice(0, 500) } });
@@ -134,16 +150,16 @@ export async function recordJobFailure(db: Db, ids: BillingEventIds, code: Error
  * is empty: none was taken.
  */
 export async function recordJobNotRun(db: Db, start: JobStart, code: ErrorCode, message: string): Promise<void> {
+  await recordJobFailure(db, start.ids, code, message, true, start);
+}
+
+async function insertFailedJob(q: Queryable, start: JobStart, code: ErrorCode, message: string, shouldRetry: boolean): Promise<void> {
   const { ids, spec } = start;
-  await db.tx(async (q) => {
-    await q.query(
-      `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, status, error_code, error_message, should_retry, finished_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'failed', $11, $12, true, now())`,
-      [ids.requestId, ids.accountId, ids.keyId, spec.model.id, spec.size.label, tierName(spec.tier), spec.quality ?? null, spec.n, start.responseFormat, start.channel, codeText(code), message.slice(0, 1000)],
-    );
-    await releaseIdempotencyKey(q, ids.requestId);
-    await emitBillingEvent(q, "generation", ids, { case: "failed", value: { code, reason: message.slice(0, 500) } });
-  });
+  await q.query(
+    `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, created_at, status, error_code, error_message, should_retry, finished_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'failed', $12, $13, $14, now())`,
+    [ids.requestId, ids.accountId, ids.keyId, spec.model.id, spec.size.label, tierName(spec.tier), spec.quality ?? null, spec.n, start.responseFormat, start.channel, start.startedAt, codeText(code), message.slice(0, 1000), shouldRetry],
+  );
 }
 
 export interface ImageRow {

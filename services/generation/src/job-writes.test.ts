@@ -19,6 +19,7 @@ const start = (requestId = newRequestId()): JobStart => ({
   spec: { model, prompt: "a lighthouse", size: { width: 1024, height: 1024, label: "1024x1024" }, tier: Tier.TIER_1K, quality: undefined, n: 2 } as JobStart["spec"],
   responseFormat: "URL",
   channel: "sandbox",
+  startedAt: new Date(Date.now() - 5_000),
 });
 
 beforeAll(async () => {
@@ -60,9 +61,11 @@ describe("job-start rows (jobStartWriter)", () => {
 });
 
 describe("job outcomes (jobSuccessWriter)", () => {
-  it("records each job's images, status and completed event, those of concurrent jobs in fewer statements", async () => {
+  it("records each job's images, status and completed event, those of concurrent jobs in fewer statements; a job without a start row gets its whole row", async () => {
     const jobs = Array.from({ length: 30 }, () => start());
-    await Promise.all(jobs.map((job) => jobStartWriter(db).call(job)));
+    // Every third job ended before its start row was written (job-starts.ts): the success statement writes the row.
+    const unwritten = (index: number) => index % 3 === 2;
+    await Promise.all(jobs.filter((_, index) => !unwritten(index)).map((job) => jobStartWriter(db).call(job)));
     const { db: countingDb, statements } = counting(db);
     const successes = jobSuccessWriter(countingDb);
     const expiresAt = new Date(Date.now() + 3_600_000);
@@ -72,6 +75,7 @@ describe("job outcomes (jobSuccessWriter)", () => {
           ids: job.ids,
           slot: null,
           leased: false,
+          start: unwritten(index) ? job : null,
           images: Array.from({ length: 1 + (index % 2) }, (_, position) => ({ imageId: `img_${job.ids.requestId.slice(4)}${position}`, contentType: "image/png", width: 1024, height: 1024, bytes: 100 + position, expiresAt })),
         }),
       ),
@@ -81,7 +85,14 @@ describe("job outcomes (jobSuccessWriter)", () => {
       "SELECT request_id, status, images_delivered FROM generation.jobs WHERE request_id = ANY($1::text[])",
       [requestIds],
     );
+    expect(finished.rowCount).toBe(30);
     expect(finished.rows.every((row) => row.status === "succeeded" && row.images_delivered === 1 + (requestIds.indexOf(row.request_id) % 2))).toBe(true);
+    const whole = await db.query<{ account_id: string; model: string; tier: string; images_requested: number; channel: string; created_at: Date; finished_at: Date | null }>(
+      "SELECT account_id, model, tier, images_requested, channel, created_at, finished_at FROM generation.jobs WHERE request_id = $1",
+      [jobs[2]!.ids.requestId],
+    );
+    expect(whole.rows[0]).toMatchObject({ account_id: "acct_starts", model: "beta", tier: "1K", images_requested: 2, channel: "sandbox", created_at: jobs[2]!.startedAt });
+    expect(whole.rows[0]!.finished_at).not.toBeNull();
     const images = await db.query<{ request_id: string; position: number }>("SELECT request_id, position FROM generation.images WHERE request_id = ANY($1::text[])", [requestIds]);
     expect(images.rowCount).toBe(45);
     const events = await db.query<{ event_id: string }>("SELECT event_id FROM generation.outbox WHERE event_id = ANY($1::text[]) ORDER BY seq", [requestIds.map((id) => `${id}:completed`)]);
@@ -94,7 +105,7 @@ describe("job outcomes (jobSuccessWriter)", () => {
     await Promise.all([alone, other].map((job) => jobStartWriter(db).call(job)));
     const expiresAt = new Date(Date.now() + 3_600_000);
     const images = [0, 1].map((position) => ({ imageId: `img_alone${alone.ids.requestId.slice(4)}${position}`, contentType: "image/png", width: 1024, height: 1024, bytes: 10 + position, expiresAt }));
-    await jobSuccessWriter(db).call({ ids: alone.ids, images, slot: null, leased: false });
+    await jobSuccessWriter(db).call({ ids: alone.ids, images, slot: null, leased: false, start: null });
     const jobs = await db.query<{ request_id: string; status: string; images_delivered: number }>(
       "SELECT request_id, status, images_delivered FROM generation.jobs WHERE request_id = ANY($1::text[]) ORDER BY request_id = $2 DESC",
       [[alone.ids.requestId, other.ids.requestId], alone.ids.requestId],
@@ -126,6 +137,7 @@ describe("job outcomes (jobSuccessWriter)", () => {
           images: [{ imageId: `img_freed${job.ids.requestId.slice(4)}`, contentType: "image/png", width: 1024, height: 1024, bytes: 1, expiresAt }],
           slot: index < 2 ? { slotId: `slot-${job.ids.requestId}`, channelKey, kept: false } : null,
           leased: index < 2,
+          start: null,
         }),
       ),
     );
@@ -151,6 +163,7 @@ describe("job outcomes (jobSuccessWriter)", () => {
       images: [{ imageId: `img_kept${job.ids.requestId.slice(4)}`, contentType: "image/png", width: 1024, height: 1024, bytes: 1, expiresAt }],
       slot: { slotId, channelKey, kept: true },
       leased: false,
+      start: null,
     });
     const slots = await db.query<{ slot_id: string }>("SELECT slot_id FROM generation.channel_slots WHERE channel_key = $1", [channelKey]);
     expect(slots.rows.map((row) => row.slot_id)).toEqual([slotId]);
@@ -164,10 +177,10 @@ describe("job outcomes (jobSuccessWriter)", () => {
     const expiresAt = new Date(Date.now() + 3_600_000);
     const image = (imageId: string) => [{ imageId, contentType: "image/png", width: 1024, height: 1024, bytes: 1, expiresAt }];
     const successes = jobSuccessWriter(db);
-    await successes.call({ ids: jobs[0]!.ids, images: image("img_takenimage0001"), slot: null, leased: false });
+    await successes.call({ ids: jobs[0]!.ids, images: image("img_takenimage0001"), slot: null, leased: false, start: null });
     // Five at once; the third reuses the first job's image id, which the images' primary key refuses.
     const rest = jobs.slice(1);
-    const results = await Promise.allSettled(rest.map((job, index) => successes.call({ ids: job.ids, images: image(index === 2 ? "img_takenimage0001" : `img_ownimage0000${index}`), slot: null, leased: false })));
+    const results = await Promise.allSettled(rest.map((job, index) => successes.call({ ids: job.ids, images: image(index === 2 ? "img_takenimage0001" : `img_ownimage0000${index}`), slot: null, leased: false, start: null })));
     expect(results.map((result) => result.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled"]);
     const finished = await db.query<{ request_id: string }>("SELECT request_id FROM generation.jobs WHERE status = 'succeeded' AND request_id = ANY($1::text[])", [rest.map((job) => job.ids.requestId)]);
     expect(finished.rows.map((row) => row.request_id).sort()).toEqual(rest.filter((_, index) => index !== 2).map((job) => job.ids.requestId).sort());

@@ -10,6 +10,7 @@ import { ChannelPool, type ChannelCapacity, type ChannelSlot } from "./capacity.
 import { validateImageRequest, type JobSpec } from "./validate.ts";
 import { CallGate } from "./call-gate.ts";
 import { jobStartWriter, jobSuccessWriter, recordJobChannel, recordJobFailure, recordJobNotRun, type JobStart, type JobSuccess, type StoredImage } from "./job-store.ts";
+import { DeferredStarts, type StartRow } from "./job-starts.ts";
 import { generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
 import type { ImageStore } from "./storage/store.ts";
 import { storedImageLink } from "./storage/signed-links.ts";
@@ -58,14 +59,14 @@ export class JobRunner {
   readonly #inFlight = new Set<Promise<CreateImageReply>>();
   /** Reservations in flight to billing at once (call-gate.ts), so a burst of jobs holds queued callbacks, not RPCs. */
   readonly #reserveGate = new CallGate(RESERVE_CALLS_IN_FLIGHT);
-  /** Job-start rows, and outcomes, of concurrent jobs go in one statement each (SharedCalls in @orvado/core). */
-  readonly #jobStarts: SharedCalls<JobStart, void>;
+  /** Start rows of jobs still running after a delay (job-starts.ts), and outcomes, of concurrent jobs go in one statement each (SharedCalls in @orvado/core). */
+  readonly #jobStarts: DeferredStarts;
   readonly #jobSuccesses: SharedCalls<JobSuccess, void>;
   readonly #idempotency: IdempotentRequests;
 
   constructor(private readonly deps: JobDeps) {
     this.#idempotency = new IdempotentRequests({ ...deps, urlSigningSecret: deps.config.urlSigningSecret });
-    this.#jobStarts = jobStartWriter(deps.db);
+    this.#jobStarts = new DeferredStarts(jobStartWriter(deps.db));
     this.#jobSuccesses = jobSuccessWriter(deps.db);
     // Throws at start when a channel's key variable is missing (catalog.ts resolveChannelKeys).
     this.channels = new ChannelPool(deps.catalog, deps.db, {
@@ -123,14 +124,10 @@ export class JobRunner {
       return admitted.reply;
     }
     const { slot } = admitted;
-    // The start row is written while the upstream works (its 0.5 ms off the answer's
-    // path); #run waits for it before the job's first write of its own (channel, outcome).
-    // It is sent once the upstream request has gone out (setImmediate runs after the
-    // microtasks and ticks that send it), so the model starts on the job first.
-    const start = { ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name };
-    const started = new Promise<void>((resolve, reject) => setImmediate(() => this.#jobStarts.call(start).then(resolve, reject)));
-    started.catch(() => {});
-    const job = this.#run(ids, spec, req.responseFormat, slot, started, lease).finally(releaseLease);
+    // The start row is written once the job has run for a second; a job that ends
+    // sooner writes its whole row with its outcome (job-starts.ts).
+    const start: JobStart = { ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name, startedAt: new Date() };
+    const job = this.#run(ids, spec, req.responseFormat, slot, this.#jobStarts.begin(start), lease).finally(releaseLease);
     this.#inFlight.add(job);
     job.finally(() => this.#inFlight.delete(job)).catch(() => {});
     return job;
@@ -205,7 +202,7 @@ export class JobRunner {
   async #refuseAfterHold(ids: BillingEventIds, spec: JobSpec, format: ResponseFormat, reply: CreateImageReply): Promise<CreateImageReply> {
     const refusalValue = reply.result?.case === "refusal" ? reply.result.value : undefined;
     try {
-      await recordJobNotRun(this.deps.db, { ids, spec, responseFormat: ResponseFormat[format] ?? "URL", channel: "" }, refusalValue?.code ?? ErrorCode.NO_CAPACITY, refusalValue?.message ?? "No capacity");
+      await recordJobNotRun(this.deps.db, { ids, spec, responseFormat: ResponseFormat[format] ?? "URL", channel: "", startedAt: new Date() }, refusalValue?.code ?? ErrorCode.NO_CAPACITY, refusalValue?.message ?? "No capacity");
       this.deps.relay.poke();
     } catch (error) {
       this.deps.logger.warn({ err: error, requestId: ids.requestId }, "could not record a job refused for capacity after its hold; billing's sweeper releases the hold");
@@ -248,7 +245,7 @@ export class JobRunner {
     await this.channels.close();
   }
 
-  async #run(ids: BillingEventIds, spec: JobSpec, format: ResponseFormat, firstSlot: ChannelSlot, started: Promise<void>, lease: { held: boolean }): Promise<CreateImageReply> {
+  async #run(ids: BillingEventIds, spec: JobSpec, format: ResponseFormat, firstSlot: ChannelSlot, startRow: StartRow, lease: { held: boolean }): Promise<CreateImageReply> {
     const log = jobLog(this.deps.logger, ids.requestId, spec.model.id);
     const { signal, clear: clearDeadline } = jobDeadline(this.deps.config.jobTimeoutMs);
     const jobEnded = this.deps.metrics?.jobStarted(spec.model.id, firstSlot.channel.name);
@@ -256,12 +253,13 @@ export class JobRunner {
     let slot = firstSlot;
     try {
       let stepStart = performance.now();
-      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, started);
+      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, startRow);
       this.deps.metrics?.stepTook("upstream", stepStart);
-      const notRecorded = await failureOf(started);
-      if (notRecorded) return this.#notStarted(ids.requestId, notRecorded.error);
+      const row = await settle(startRow.end());
+      if (!row.ok) return this.#notStarted(ids.requestId, row.error);
+      const unwritten = row.value;
       if (!outcome.ok) metricOutcome = outcome.kind === "refused" ? "refused" : "failed";
-      if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused");
+      if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused", unwritten);
       stepStart = performance.now();
       const { resized } = outcome;
       const { stored, answers } = await this.#store(spec, takeImages(outcome), format);
@@ -270,7 +268,7 @@ export class JobRunner {
       // The slot and the lease go back in the success's own statement (job-store.ts), or the
       // slot stays taken for this process's next job on the channel (kept-slots.ts).
       const handOff = slot.handOff();
-      await this.#jobSuccesses.call({ ids, images: stored, slot: handOff, leased: lease.held });
+      await this.#jobSuccesses.call({ ids, images: stored, slot: handOff, leased: lease.held, start: unwritten });
       if (handOff) slot.handedOff();
       lease.held = false;
       this.deps.metrics?.stepTook("outcome", stepStart);
@@ -282,12 +280,13 @@ export class JobRunner {
       const timedOut = signal.aborted;
       metricOutcome = timedOut ? "timeout" : "failed";
       log.warn({ err: error, timedOut, channel: slot.channel.name }, "job failed");
-      const notRecorded = await failureOf(started);
-      if (notRecorded) return this.#notStarted(ids.requestId, notRecorded.error);
+      // end() again after a throw past the first one (a failed store or success statement) gives the same answer.
+      const row = await settle(startRow.end());
+      if (!row.ok) return this.#notStarted(ids.requestId, row.error);
       const message = timedOut
         ? `The job did not finish within ${Math.round(this.deps.config.jobTimeoutMs / 1000)} seconds`
         : "The model failed the job";
-      return await this.#fail(ids, message, true);
+      return await this.#fail(ids, message, true, row.value);
     } finally {
       clearDeadline();
       // Awaited before the answer, so a client that waits for one job before the next finds its slot free
@@ -310,7 +309,7 @@ export class JobRunner {
     first: ChannelSlot,
     onSwitch: (slot: ChannelSlot) => void,
     log: JobLog,
-    started: Promise<void>,
+    startRow: StartRow,
   ): Promise<UpstreamOutcome> {
     const tried = new Set<string>([first.key, ...cannotRun(spec)]);
     let slot = first;
@@ -341,8 +340,8 @@ export class JobRunner {
       tried.add(slot.key);
       onSwitch(slot);
       // A job that could not be recorded ends in #run as not started; no need to try another channel.
-      if (await failureOf(started)) return outcome;
-      await recordJobChannel(this.deps.db, ids.requestId, slot.channel.name);
+      const name = slot.channel.name;
+      if (!(await startRow.moveTo(name, () => recordJobChannel(this.deps.db, ids.requestId, name)))) return outcome;
     }
   }
 
@@ -359,9 +358,10 @@ export class JobRunner {
     };
   }
 
-  async #fail(ids: BillingEventIds, message: string, shouldRetry: boolean): Promise<CreateImageReply> {
+  /** `unwritten`: the job's start, when its row is still to be written (job-starts.ts). */
+  async #fail(ids: BillingEventIds, message: string, shouldRetry: boolean, unwritten: JobStart | null): Promise<CreateImageReply> {
     const recording = performance.now();
-    await recordJobFailure(this.deps.db, ids, ErrorCode.ASYNC_IMAGE_FAILED, message, shouldRetry);
+    await recordJobFailure(this.deps.db, ids, ErrorCode.ASYNC_IMAGE_FAILED, message, shouldRetry, unwritten);
     this.deps.metrics?.stepTook("outcome", recording);
     this.deps.relay.poke();
     return refused(refusal(ErrorCode.ASYNC_IMAGE_FAILED, message, { shouldRetry }) as Refusal);
@@ -436,11 +436,6 @@ function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
     (value) => ({ ok: true as const, value }),
     (error: unknown) => ({ ok: false as const, error }),
   );
-}
-
-/** The promise's error once it has rejected; null once it has resolved. */
-function failureOf(promise: Promise<unknown>): Promise<{ error: unknown } | null> {
-  return settle(promise).then((settled) => (settled.ok ? null : { error: settled.error }));
 }
 
 /**

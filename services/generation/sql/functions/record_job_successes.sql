@@ -1,6 +1,7 @@
 -- The outcomes of jobs that succeeded (job-store.ts jobSuccessWriter), one
 -- statement per table, in one durable commit: each job's images, its status
--- 'succeeded', its `completed` event in the outbox (in the order given), and
+-- 'succeeded' (its whole row, for a job that ended before its start row was
+-- written: job-starts.ts), its `completed` event in the outbox (in the order given), and
 -- what it held: its channel slot, unless its process keeps it for its next
 -- job (a success closes the channel's breaker either way, close_breakers), and
 -- its concurrent-job lease.
@@ -16,14 +17,28 @@ CREATE OR REPLACE FUNCTION generation.record_job_successes(
   p_widths INT[], p_heights INT[], p_bytes INT[], p_expires_at TIMESTAMPTZ[],
   p_requests TEXT[], p_delivered INT[],
   p_slots TEXT[], p_slot_channels TEXT[], p_leases TEXT[],
-  p_topics TEXT[], p_keys TEXT[], p_event_ids TEXT[], p_values BYTEA[]
+  p_topics TEXT[], p_keys TEXT[], p_event_ids TEXT[], p_values BYTEA[],
+  p_new_requests TEXT[], p_new_accounts TEXT[], p_new_keys TEXT[], p_new_models TEXT[], p_new_sizes TEXT[],
+  p_new_tiers TEXT[], p_new_qualities TEXT[], p_new_images_requested INT[], p_new_formats TEXT[],
+  p_new_channels TEXT[], p_new_created_at TIMESTAMPTZ[]
 ) RETURNS void LANGUAGE plpgsql SET enable_seqscan = off SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
+  -- Jobs that ended before their start rows were written (job-starts.ts): their rows, already succeeded.
+  IF cardinality(p_new_requests) > 0 THEN
+    INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested,
+                                 response_format, channel, created_at, status, images_delivered, finished_at)
+      SELECT n.request_id, n.account_id, n.key_id, n.model, n.size, n.tier, n.quality, n.images_requested,
+             n.response_format, n.channel, n.created_at, 'succeeded', done.images, now()
+        FROM unnest(p_new_requests, p_new_accounts, p_new_keys, p_new_models, p_new_sizes, p_new_tiers, p_new_qualities,
+                    p_new_images_requested, p_new_formats, p_new_channels, p_new_created_at)
+               AS n (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, created_at)
+        JOIN unnest(p_requests, p_delivered) AS done (request_id, images) ON done.request_id = n.request_id;
+  END IF;
   INSERT INTO generation.images (image_id, request_id, position, content_type, width, height, bytes, expires_at)
     SELECT * FROM unnest(p_image_ids, p_image_requests, p_positions, p_content_types, p_widths, p_heights, p_bytes, p_expires_at);
   UPDATE generation.jobs AS job SET status = 'succeeded', images_delivered = done.images, finished_at = now()
     FROM unnest(p_requests, p_delivered) AS done (request_id, images)
-   WHERE job.request_id = done.request_id;
+   WHERE job.request_id = done.request_id AND NOT (job.request_id = ANY(p_new_requests));
   IF cardinality(p_slots) > 0 THEN
     DELETE FROM generation.channel_slots c WHERE c.slot_id = ANY(p_slots);
   END IF;
