@@ -15,6 +15,20 @@ describe("SharedCalls", () => {
     expect(writes.at(-1)).toEqual([6]);
   });
 
+  it("sends items known at once (callAll) in one call, and those that come meanwhile in the next", async () => {
+    const writes: number[][] = [];
+    const shared = new SharedCalls<number, number>(async (items) => {
+      writes.push(items);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return items.map((item) => item * 10);
+    });
+    const together = shared.callAll([1, 2, 3]);
+    const later = shared.call(4);
+    expect(await Promise.all([...together, later])).toEqual([10, 20, 30, 40]);
+    expect(writes).toEqual([[1, 2, 3], [4]]);
+    expect(shared.callAll([])).toEqual([]);
+  });
+
   it("splits a long line into calls of at most maxPerCall", async () => {
     const writes: number[][] = [];
     const shared = new SharedCalls<number, number>(async (items) => (writes.push(items), items), 2);

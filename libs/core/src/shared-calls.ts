@@ -24,6 +24,13 @@ export class SharedCalls<I, O> {
     });
   }
 
+  /** Several items known at once: they share one call (up to maxPerCall), where call() in a loop sends the first alone. */
+  callAll(items: I[]): Promise<O>[] {
+    const results = items.map((item) => new Promise<O>((resolve, reject) => this.#waiting.push({ item, resolve, reject })));
+    if (!this.#running && items.length > 0) void this.#drain();
+    return results;
+  }
+
   async #drain(): Promise<void> {
     this.#running = true;
     while (this.#waiting.length > 0) {

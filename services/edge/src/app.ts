@@ -98,7 +98,7 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   // Parses nothing by itself: the edit route reads its parts as they stream, within its own bounds.
   app.register(multipart);
   imageEditRoutes(app, { keys, generation, publicUrl: config.publicUrl, limits: config.edits });
-  jobRoutes(app, { keys, generation, publicUrl: config.publicUrl });
+  jobRoutes(app, { keys, generation, billing, publicUrl: config.publicUrl });
   modelRoutes(app, { generation });
   costRoutes(app, { billing });
   fileRoutes(app, { generation });

@@ -3,6 +3,7 @@ import { IMAGE_COUNT_CEILING, TIMING_DEFAULTS, checkSettingsAgree, flagSchema, p
 import { kafkaEnvShape, kafkaSettingsFromEnv } from "@orvado/events";
 import { checkStorageEnv, storageConfigFrom, storageEnvShape } from "./storage/config.ts";
 import { KEPT_SLOT_MAX_AGE_MS } from "./kept-slots.ts";
+import { START_ROW_DELAY_MS } from "./job-starts.ts";
 
 const schema = z.object({
   GENERATION_HOST: z.string().default("127.0.0.1"),
@@ -24,6 +25,7 @@ const schema = z.object({
   GENERATION_CHANNEL_LEASE_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   GENERATION_CHANNEL_LEASE_RENEW_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
   GENERATION_KEPT_SLOT_MAX_AGE_MS: z.coerce.number().int().min(0).max(10_000).default(KEPT_SLOT_MAX_AGE_MS),
+  GENERATION_START_ROW_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(START_ROW_DELAY_MS),
   GENERATION_ORPHAN_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(TIMING_DEFAULTS.GENERATION_ORPHAN_SWEEP_INTERVAL_MS),
   GENERATION_ORPHAN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(TIMING_DEFAULTS.GENERATION_ORPHAN_GRACE_MS),
   GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS: z.coerce.number().int().min(0).max(100_000).default(32),
@@ -69,6 +71,8 @@ const schema = z.object({
     channelLeaseRenewMs: env.GENERATION_CHANNEL_LEASE_RENEW_MS,
     /** How long after its take a succeeded job's slot may serve this replica's next job on the channel; 0 keeps none (kept-slots.ts). */
     keptSlotMaxAgeMs: env.GENERATION_KEPT_SLOT_MAX_AGE_MS,
+    /** How long a job runs before its start row is written; a job that ends sooner writes its row with its outcome; 0 writes it at once (job-starts.ts). */
+    startRowDelayMs: env.GENERATION_START_ROW_DELAY_MS,
     /** Largest upstream answer (JSON or image download) read, in bytes. */
     maxUpstreamBytes: env.GENERATION_MAX_UPSTREAM_BYTES,
     /** How often jobs lost with a stopped process are failed (orphan-jobs.ts). */

@@ -11,7 +11,7 @@ import type { JobStart } from "./job-store.ts";
 // a hold whose job has no row when its process dies is released by billing's sweeper
 // at the hold's expiry, as for a row that could not be written.
 
-/** How long a job runs before its start row is written. */
+/** How long a job runs before its start row is written, by default (GENERATION_START_ROW_DELAY_MS; 0 writes it at once). */
 export const START_ROW_DELAY_MS = 1_000;
 /** A flush also writes the rows due within this much more, so that rows go in batches. */
 const FLUSH_SLACK_MS = 100;
@@ -92,16 +92,18 @@ export class DeferredStarts {
     this.#timerAt = Number.POSITIVE_INFINITY;
     const cutoff = this.now() + FLUSH_SLACK_MS;
     let next = Number.POSITIVE_INFINITY;
+    const due: Entry[] = [];
     for (const entry of this.#pending) {
-      if (entry.due > cutoff) {
-        next = Math.min(next, entry.due);
-        continue;
-      }
-      this.#pending.delete(entry);
-      entry.written = this.write.call(entry.start);
-      // A failed write is the job's to report, at its end.
-      entry.written.catch(() => {});
+      if (entry.due > cutoff) next = Math.min(next, entry.due);
+      else due.push(entry);
     }
+    for (const entry of due) this.#pending.delete(entry);
+    // One statement for all of them (SharedCalls.callAll).
+    this.write.callAll(due.map((entry) => entry.start)).forEach((written, index) => {
+      due[index]!.written = written;
+      // A failed write is the job's to report, at its end.
+      written.catch(() => {});
+    });
     if (Number.isFinite(next)) this.#flushBy(next);
   }
 }

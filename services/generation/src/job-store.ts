@@ -23,17 +23,17 @@ export interface JobStart {
   spec: JobSpec;
   responseFormat: string;
   channel: string;
-  /** The job's created_at, whenever its row is written (job-starts.ts). */
-  startedAt: Date;
+  /** performance.now() at the job's start: its row's created_at is the database's clock less the job's age, whenever the row is written (job-starts.ts). */
+  startedAt: number;
 }
 
 // The hot statements are prepared (parsed once per connection): their text is
 // the same for any number of jobs, the jobs' values travel as arrays.
 const INSERT_JOB_STARTS = prepareStatement(
   `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, created_at, status)
-     SELECT request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, created_at, 'running'
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[], $11::timestamptz[])
-            AS start (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, created_at)`,
+     SELECT request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, now() - age_ms * interval '1 millisecond', 'running'
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[], $11::int[])
+            AS start (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, age_ms)`,
 );
 
 /** A job row's columns as arrays, one element per job (the statements take the jobs' values as arrays). */
@@ -50,8 +50,13 @@ function startColumns(starts: JobStart[]): unknown[] {
     column((start) => start.spec.n),
     column((start) => start.responseFormat),
     column((start) => start.channel),
-    column((start) => start.startedAt),
+    column((start) => ageMs(start)),
   ];
+}
+
+/** How long ago the job started, in whole milliseconds (the rows take the database's clock less this). */
+function ageMs(start: JobStart): number {
+  return Math.max(0, Math.round(performance.now() - start.startedAt));
 }
 
 /** Job-start rows; those of concurrent jobs go in one INSERT (SharedCalls). Written only for jobs still running after a delay (job-starts.ts). */
@@ -95,7 +100,7 @@ export function jobSuccessWriter(db: Db): SharedCalls<JobSuccess, void> {
 }
 
 const RECORD_JOB_SUCCESSES = prepareStatement(
-  "SELECT generation.record_job_successes($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[], $9::text[], $10::int[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::bytea[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[], $25::int[], $26::text[], $27::text[], $28::timestamptz[])",
+  "SELECT generation.record_job_successes($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[], $9::text[], $10::int[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::bytea[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[], $25::int[], $26::text[], $27::text[], $28::int[])",
 );
 
 async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void> {
@@ -132,10 +137,13 @@ export async function recordJobFailure(db: Db, ids: BillingEventIds, code: Error
   await db.tx(async (q) => {
     if (start) await insertFailedJob(q, start, code, message, shouldRetry);
     else {
-      await q.query(
-        "UPDATE generation.jobs SET status = 'failed', error_code = $2, error_message = $3, should_retry = $4, finished_at = now() WHERE request_id = $1",
+      const failed = await q.query(
+        "UPDATE generation.jobs SET status = 'failed', error_code = $2, error_message = $3, should_retry = $4, finished_at = now() WHERE request_id = $1 AND status = 'running'",
         [ids.requestId, codeText(code), message.slice(0, 1000), shouldRetry],
       );
+      // A success statement whose answer was lost may have committed: then this job is charged, and
+      // neither its row nor billing may hear of a failure. The caller answers job_outcome_unknown.
+      if (failed.rowCount !== 1) throw new Error(`job ${ids.requestId} is not running; its outcome may be recorded already`);
     }
     // A failed request frees its Idempotency-Key in the same step, so a retry runs a new job (idempotency.ts).
     await releaseIdempotencyKey(q, ids.requestId);
@@ -157,8 +165,8 @@ async function insertFailedJob(q: Queryable, start: JobStart, code: ErrorCode, m
   const { ids, spec } = start;
   await q.query(
     `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, created_at, status, error_code, error_message, should_retry, finished_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'failed', $12, $13, $14, now())`,
-    [ids.requestId, ids.accountId, ids.keyId, spec.model.id, spec.size.label, tierName(spec.tier), spec.quality ?? null, spec.n, start.responseFormat, start.channel, start.startedAt, codeText(code), message.slice(0, 1000), shouldRetry],
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() - $11::int * interval '1 millisecond', 'failed', $12, $13, $14, now())`,
+    [ids.requestId, ids.accountId, ids.keyId, spec.model.id, spec.size.label, tierName(spec.tier), spec.quality ?? null, spec.n, start.responseFormat, start.channel, ageMs(start), codeText(code), message.slice(0, 1000), shouldRetry],
   );
 }
 

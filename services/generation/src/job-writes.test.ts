@@ -19,7 +19,7 @@ const start = (requestId = newRequestId()): JobStart => ({
   spec: { model, prompt: "a lighthouse", size: { width: 1024, height: 1024, label: "1024x1024" }, tier: Tier.TIER_1K, quality: undefined, n: 2 } as JobStart["spec"],
   responseFormat: "URL",
   channel: "sandbox",
-  startedAt: new Date(Date.now() - 5_000),
+  startedAt: performance.now() - 5_000,
 });
 
 beforeAll(async () => {
@@ -91,8 +91,11 @@ describe("job outcomes (jobSuccessWriter)", () => {
       "SELECT account_id, model, tier, images_requested, channel, created_at, finished_at FROM generation.jobs WHERE request_id = $1",
       [jobs[2]!.ids.requestId],
     );
-    expect(whole.rows[0]).toMatchObject({ account_id: "acct_starts", model: "beta", tier: "1K", images_requested: 2, channel: "sandbox", created_at: jobs[2]!.startedAt });
-    expect(whole.rows[0]!.finished_at).not.toBeNull();
+    expect(whole.rows[0]).toMatchObject({ account_id: "acct_starts", model: "beta", tier: "1K", images_requested: 2, channel: "sandbox" });
+    // created_at is the database's clock less the job's age (about 5 s here): finished_at − created_at is the job's run time on one clock.
+    const ranMs = whole.rows[0]!.finished_at!.getTime() - whole.rows[0]!.created_at.getTime();
+    expect(ranMs).toBeGreaterThanOrEqual(4_900);
+    expect(ranMs).toBeLessThan(60_000);
     const images = await db.query<{ request_id: string; position: number }>("SELECT request_id, position FROM generation.images WHERE request_id = ANY($1::text[])", [requestIds]);
     expect(images.rowCount).toBe(45);
     const events = await db.query<{ event_id: string }>("SELECT event_id FROM generation.outbox WHERE event_id = ANY($1::text[]) ORDER BY seq", [requestIds.map((id) => `${id}:completed`)]);

@@ -66,7 +66,7 @@ export class JobRunner {
 
   constructor(private readonly deps: JobDeps) {
     this.#idempotency = new IdempotentRequests({ ...deps, urlSigningSecret: deps.config.urlSigningSecret });
-    this.#jobStarts = new DeferredStarts(jobStartWriter(deps.db));
+    this.#jobStarts = new DeferredStarts(jobStartWriter(deps.db), deps.config.startRowDelayMs);
     this.#jobSuccesses = jobSuccessWriter(deps.db);
     // Throws at start when a channel's key variable is missing (catalog.ts resolveChannelKeys).
     this.channels = new ChannelPool(deps.catalog, deps.db, {
@@ -126,7 +126,7 @@ export class JobRunner {
     const { slot } = admitted;
     // The start row is written once the job has run for a second; a job that ends
     // sooner writes its whole row with its outcome (job-starts.ts).
-    const start: JobStart = { ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name, startedAt: new Date() };
+    const start: JobStart = { ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name, startedAt: performance.now() };
     const job = this.#run(ids, spec, req.responseFormat, slot, this.#jobStarts.begin(start), lease).finally(releaseLease);
     this.#inFlight.add(job);
     job.finally(() => this.#inFlight.delete(job)).catch(() => {});
@@ -202,7 +202,7 @@ export class JobRunner {
   async #refuseAfterHold(ids: BillingEventIds, spec: JobSpec, format: ResponseFormat, reply: CreateImageReply): Promise<CreateImageReply> {
     const refusalValue = reply.result?.case === "refusal" ? reply.result.value : undefined;
     try {
-      await recordJobNotRun(this.deps.db, { ids, spec, responseFormat: ResponseFormat[format] ?? "URL", channel: "", startedAt: new Date() }, refusalValue?.code ?? ErrorCode.NO_CAPACITY, refusalValue?.message ?? "No capacity");
+      await recordJobNotRun(this.deps.db, { ids, spec, responseFormat: ResponseFormat[format] ?? "URL", channel: "", startedAt: performance.now() }, refusalValue?.code ?? ErrorCode.NO_CAPACITY, refusalValue?.message ?? "No capacity");
       this.deps.relay.poke();
     } catch (error) {
       this.deps.logger.warn({ err: error, requestId: ids.requestId }, "could not record a job refused for capacity after its hold; billing's sweeper releases the hold");

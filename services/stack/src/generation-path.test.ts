@@ -286,8 +286,8 @@ describe("capacity", () => {
           headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
           body: JSON.stringify({ model: "beta", prompt, response_format: "b64_json" }),
         });
-      const slow = ask("[sandbox:delay=1500] slow");
-      // The slow job holds the only slot once its row exists (the row is written when the slot is taken).
+      const slow = ask("[sandbox:delay=4000] slow");
+      // The slow job holds the only slot once its row exists (written a second into the job, job-starts.ts).
       while (!(await jobStarted(small, account!.accountId))) await new Promise((resolve) => setTimeout(resolve, 10));
       const full = await ask("second");
       expect(full.status).toBe(503);
@@ -303,6 +303,50 @@ describe("capacity", () => {
       expect(balance).toMatchObject({ balanceMicros: 1_000_000n - BETA_1K_MICROS, heldMicros: 0n });
     } finally {
       await small.close();
+    }
+  });
+});
+
+// docs/api.md#job-lookup: a job has its row only once it has run for GENERATION_START_ROW_DELAY_MS
+// (job-starts.ts); before that the lookup answers from the request's open hold (edge routes/jobs.ts).
+describe("the request lookup of a job that has no row yet", () => {
+  it("answers 202 running from the open hold, then the result once the job has ended", async () => {
+    const stack = await startE2eStack({ GENERATION_START_ROW_DELAY_MS: "60000" });
+    try {
+      const auth = internalClient(AuthService, stack.authUrl, stack.internalSecret);
+      const billing = internalClient(BillingService, stack.billingUrl, stack.internalSecret);
+      const { account } = await auth.createAccount({ email: "early@example.test", password: "long enough pw" });
+      await billing.topUp({ accountId: account!.accountId, amountMicros: 1_000_000n, note: "t" });
+      const { secret } = await auth.createKey({ accountId: account!.accountId, name: "t" });
+      const answer = fetch(`${stack.edgeUrl}/v1/images/generations`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
+        body: JSON.stringify({ model: "beta", prompt: "[sandbox:delay=3000] looked up early" }),
+      });
+      // The client has the id only with the answer; the test reads it from the hold.
+      let requestId: string | undefined;
+      while (!requestId) {
+        const { rows } = await stack.db.query<{ request_id: string }>("SELECT request_id FROM billing.cost_records WHERE account_id = $1", [account!.accountId]);
+        requestId = rows[0]?.request_id;
+        if (!requestId) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const lookUp = () => fetch(`${stack.edgeUrl}/v1/images/generations/${requestId}`, { headers: { authorization: `Bearer ${secret}` } });
+      const early = await lookUp();
+      expect(early.status).toBe(202);
+      expect(early.headers.get("retry-after")).toBe("5");
+      expect(await json(early)).toMatchObject({ id: requestId, object: "image.generation", status: "running" });
+      expect(await jobStarted(stack, account!.accountId)).toBe(false);
+      // Another account's key sees nothing, as for any request of another account.
+      const { account: other } = await auth.createAccount({ email: "other-early@example.test", password: "long enough pw" });
+      const { secret: otherKey } = await auth.createKey({ accountId: other!.accountId, name: "t" });
+      expect((await fetch(`${stack.edgeUrl}/v1/images/generations/${requestId}`, { headers: { authorization: `Bearer ${otherKey}` } })).status).toBe(404);
+
+      expect((await answer).status).toBe(200);
+      const done = await lookUp();
+      expect(done.status).toBe(200);
+      expect((await json(done)).data[0].url).toMatch(/^http/);
+    } finally {
+      await stack.close();
     }
   });
 });

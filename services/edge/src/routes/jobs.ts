@@ -1,5 +1,5 @@
-import type { FastifyInstance } from "fastify";
-import { ErrorCode, type GenerationService } from "@orvado/proto";
+import type { FastifyInstance, FastifyReply } from "fastify";
+import { CostStatus, ErrorCode, type BillingService, type GenerationService } from "@orvado/proto";
 import { Code, ConnectError, type Client } from "@orvado/rpc";
 import { errorBody, httpStatusFor, isRequestId } from "@orvado/core";
 import { sendError, sendRefusal } from "../reply.ts";
@@ -13,7 +13,7 @@ const POLL_AFTER_SECONDS = 5;
  * before its job finished fetches the result here instead of paying for a retry.
  * Only the caller's own account's requests are visible; any other id is 404.
  */
-export function jobRoutes(app: FastifyInstance, deps: { keys: KeyChecker; generation: Client<typeof GenerationService>; publicUrl?: string }) {
+export function jobRoutes(app: FastifyInstance, deps: { keys: KeyChecker; generation: Client<typeof GenerationService>; billing: Client<typeof BillingService>; publicUrl?: string }) {
   app.get<{ Params: { id: string } }>("/v1/images/generations/:id", async (request, reply) => {
     const key = await deps.keys.check(request.headers.authorization);
     if (!key.ok) return sendRefusal(request, reply, key.refusal);
@@ -24,13 +24,16 @@ export function jobRoutes(app: FastifyInstance, deps: { keys: KeyChecker; genera
     try {
       ({ state } = await deps.generation.getJob({ requestId: lookedUp, accountId: key.key.accountId }));
     } catch (error) {
-      if (error instanceof ConnectError && error.code === Code.NotFound) return notFound();
-      throw error;
+      if (!(error instanceof ConnectError && error.code === Code.NotFound)) throw error;
+      const held = await rowlessRequest(deps.billing, lookedUp, key.key.accountId);
+      if (held?.state === "running") return running(reply, lookedUp, held.createdUnix);
+      if (held?.state === "not_run") {
+        reply.header("x-should-retry", "true");
+        return reply.code(httpStatusFor(ErrorCode.ASYNC_IMAGE_FAILED)).send(errorBody(ErrorCode.ASYNC_IMAGE_FAILED, NOT_RUN_MESSAGE, lookedUp));
+      }
+      return notFound();
     }
-    if (state.case === "running") {
-      reply.code(202).header("retry-after", String(POLL_AFTER_SECONDS));
-      return { id: lookedUp, object: "image.generation", status: "running", created: Number(state.value.createdUnix) };
-    }
+    if (state.case === "running") return running(reply, lookedUp, Number(state.value.createdUnix));
     if (state.case === "images") {
       const base = deps.publicUrl ?? `${request.protocol}://${request.host}`;
       return {
@@ -46,3 +49,35 @@ export function jobRoutes(app: FastifyInstance, deps: { keys: KeyChecker; genera
     return reply.code(httpStatusFor(failure.code)).send(errorBody(failure.code, failure.message, lookedUp));
   });
 }
+
+function running(reply: FastifyReply, requestId: string, createdUnix: number) {
+  reply.code(202).header("retry-after", String(POLL_AFTER_SECONDS));
+  return { id: requestId, object: "image.generation", status: "running", created: createdUnix };
+}
+
+const NOT_RUN_MESSAGE = "The request's job ended before it was recorded (its service stopped, or its outcome could not be written); it was not charged";
+
+/**
+ * A request of this account that generation has no row for: a job has its row only once it
+ * has run for a second, or at its end (docs/architecture.md#one-request-step-by-step, step 8).
+ * Its cost record tells the rest: a hold still open is a job running (or lost, until its hold
+ * expires), one released without a charge is a job that ended unrecorded. Null: unknown here
+ * too, or refused before any hold (404 as before).
+ */
+async function rowlessRequest(
+  billing: Client<typeof BillingService>,
+  requestId: string,
+  accountId: string,
+): Promise<{ state: "running"; createdUnix: number } | { state: "not_run" } | null> {
+  let cost;
+  try {
+    ({ cost } = await billing.getCost({ requestId, accountId }));
+  } catch (error) {
+    if (error instanceof ConnectError && error.code === Code.NotFound) return null;
+    throw error;
+  }
+  if (cost?.status === CostStatus.PENDING) return { state: "running", createdUnix: Math.floor(Number(cost.createdAtUnixMs) / 1000) };
+  if (cost?.status === CostStatus.NOT_CHARGED) return { state: "not_run" };
+  return null;
+}
+

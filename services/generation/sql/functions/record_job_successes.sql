@@ -18,9 +18,11 @@ CREATE OR REPLACE FUNCTION generation.record_job_successes(
   p_requests TEXT[], p_delivered INT[],
   p_slots TEXT[], p_slot_channels TEXT[], p_leases TEXT[],
   p_topics TEXT[], p_keys TEXT[], p_event_ids TEXT[], p_values BYTEA[],
-  p_new_requests TEXT[], p_new_accounts TEXT[], p_new_keys TEXT[], p_new_models TEXT[], p_new_sizes TEXT[],
-  p_new_tiers TEXT[], p_new_qualities TEXT[], p_new_images_requested INT[], p_new_formats TEXT[],
-  p_new_channels TEXT[], p_new_created_at TIMESTAMPTZ[]
+  -- Defaults: a replica of the code before these, calling with the first 17, still resolves here.
+  p_new_requests TEXT[] DEFAULT '{}', p_new_accounts TEXT[] DEFAULT '{}', p_new_keys TEXT[] DEFAULT '{}',
+  p_new_models TEXT[] DEFAULT '{}', p_new_sizes TEXT[] DEFAULT '{}', p_new_tiers TEXT[] DEFAULT '{}',
+  p_new_qualities TEXT[] DEFAULT '{}', p_new_images_requested INT[] DEFAULT '{}', p_new_formats TEXT[] DEFAULT '{}',
+  p_new_channels TEXT[] DEFAULT '{}', p_new_ages_ms INT[] DEFAULT '{}'
 ) RETURNS void LANGUAGE plpgsql SET enable_seqscan = off SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
   -- Jobs that ended before their start rows were written (job-starts.ts): their rows, already succeeded.
@@ -28,10 +30,10 @@ BEGIN
     INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested,
                                  response_format, channel, created_at, status, images_delivered, finished_at)
       SELECT n.request_id, n.account_id, n.key_id, n.model, n.size, n.tier, n.quality, n.images_requested,
-             n.response_format, n.channel, n.created_at, 'succeeded', done.images, now()
+             n.response_format, n.channel, now() - n.age_ms * interval '1 millisecond', 'succeeded', done.images, now()
         FROM unnest(p_new_requests, p_new_accounts, p_new_keys, p_new_models, p_new_sizes, p_new_tiers, p_new_qualities,
-                    p_new_images_requested, p_new_formats, p_new_channels, p_new_created_at)
-               AS n (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, created_at)
+                    p_new_images_requested, p_new_formats, p_new_channels, p_new_ages_ms)
+               AS n (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, age_ms)
         JOIN unnest(p_requests, p_delivered) AS done (request_id, images) ON done.request_id = n.request_id;
   END IF;
   INSERT INTO generation.images (image_id, request_id, position, content_type, width, height, bytes, expires_at)
