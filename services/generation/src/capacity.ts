@@ -280,11 +280,16 @@ export class ChannelPool {
         pool.#kept.failedOn(key);
       },
       release() {
-        released ??= pool.#releaseShared(slotId, key, outcome).finally(countHere);
+        if (released) return released;
+        // A place promised at handOff() whose statement then failed.
+        if (kept) pool.#kept.withdraw(key);
+        kept = false;
+        released = pool.#releaseShared(slotId, key, outcome).finally(countHere);
         return released;
       },
       handOff() {
         if (outcome !== "succeeded" || released !== undefined) return null;
+        if (kept) pool.#kept.withdraw(key);
         kept = pool.#kept.mayKeep(taken, channel.capacity);
         return { slotId, channelKey: key, kept };
       },

@@ -79,6 +79,22 @@ describe("KeptSlots", () => {
     expect(kept.count("m/main")).toBe(0);
   });
 
+  it("counts places promised to slots whose success statements still run against the cap, so a batch of successes keeps only what fits", () => {
+    const givenBack: string[] = [];
+    const kept = new KeptSlots((slots) => givenBack.push(...slots.map((s) => s.slotId)), MAX, () => 10);
+    // 32 slots: two may be kept. Five successes ask before any statement has committed.
+    const asked = ["a", "b", "c", "d", "e"].map((id) => kept.mayKeep(slot(id, 0), 32));
+    expect(asked).toEqual([true, true, false, false, false]);
+    // The first one's statement fails: its place is free for the next asking.
+    kept.withdraw("m/main");
+    expect(kept.mayKeep(slot("f", 0), 32)).toBe(true);
+    kept.keep(slot("b", 0), 32);
+    kept.keep(slot("f", 0), 32);
+    expect(givenBack).toEqual([]);
+    expect(kept.count("m/main")).toBe(2);
+    expect(kept.mayKeep(slot("g", 0), 32)).toBe(false);
+  });
+
   it("gives back at once a slot grown stale while its success statement ran", () => {
     const givenBack: string[] = [];
     const kept = new KeptSlots((slots) => givenBack.push(...slots.map((s) => s.slotId)), MAX, () => MAX + 5);

@@ -45,6 +45,13 @@ export class KeptSlots {
   readonly #idle = new Map<string, TakenSlot[]>();
   /** Per channel, when a call on it last failed here: a slot taken before that is neither kept nor reused. */
   readonly #lastFailure = new Map<string, number>();
+  /**
+   * Per channel, slots promised a place (mayKeep said yes) whose success statements are still
+   * running. They count against the cap: at 100 connections a statement carries dozens of
+   * successes at once, and each asking before any is kept had each been told yes, then sent
+   * back one statement each.
+   */
+  readonly #promised = new Map<string, number>();
   #sweep: NodeJS.Timeout | undefined;
   #sweepAt = Number.POSITIVE_INFINITY;
   #closed = false;
@@ -55,9 +62,23 @@ export class KeptSlots {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** mayKeepSlot with this pool's age limit and the channel's idle slots now; never for a slot taken before the channel's last failure here, nor once closed. */
+  /**
+   * mayKeepSlot with this pool's age limit and the channel's idle and promised slots; never for a
+   * slot taken before the channel's last failure here, nor once closed. A yes is a promise: keep()
+   * or withdraw() follows it.
+   */
   mayKeep(slot: TakenSlot, capacity: number): boolean {
-    return !this.#closed && this.#usable(slot, this.now()) && mayKeepSlot(slot, capacity, this.count(slot.key), this.now(), this.maxAgeMs);
+    const promised = this.#promised.get(slot.key) ?? 0;
+    const yes = !this.#closed && this.#usable(slot, this.now()) && mayKeepSlot(slot, capacity, this.count(slot.key) + promised, this.now(), this.maxAgeMs);
+    if (yes) this.#promised.set(slot.key, promised + 1);
+    return yes;
+  }
+
+  /** The success statement of a slot mayKeep promised a place failed: the place is free again (the job releases the slot itself). */
+  withdraw(key: string): void {
+    const promised = (this.#promised.get(key) ?? 0) - 1;
+    if (promised > 0) this.#promised.set(key, promised);
+    else this.#promised.delete(key);
   }
 
   count(key: string): number {
@@ -88,6 +109,7 @@ export class KeptSlots {
    * grew stale.
    */
   keep(slot: TakenSlot, capacity: number): void {
+    this.withdraw(slot.key);
     const idle = this.#idle.get(slot.key) ?? [];
     if (this.#closed || idle.length >= keptAtMost(capacity) || !this.#usable(slot, this.now())) {
       this.giveBack([slot]);
