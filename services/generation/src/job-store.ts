@@ -27,13 +27,16 @@ export interface JobStart {
   startedAt: number;
 }
 
+/** Job rows as startColumns gives them ($1–$11), one per job, for the INSERTs below. */
+const START_ROWS = `unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[], $11::int[])
+            AS start (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, age_ms)`;
+
 // The hot statements are prepared (parsed once per connection): their text is
 // the same for any number of jobs, the jobs' values travel as arrays.
 const INSERT_JOB_STARTS = prepareStatement(
   `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, created_at, status)
      SELECT request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, now() - age_ms * interval '1 millisecond', 'running'
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[], $11::int[])
-            AS start (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, age_ms)`,
+       FROM ${START_ROWS}`,
 );
 
 /** A job row's columns as arrays, one element per job (the statements take the jobs' values as arrays). */
@@ -161,12 +164,13 @@ export async function recordJobNotRun(db: Db, start: JobStart, code: ErrorCode, 
   await recordJobFailure(db, start.ids, code, message, true, start);
 }
 
+/** The job's whole row, already failed: its columns as startColumns gives them, for one job. */
 async function insertFailedJob(q: Queryable, start: JobStart, code: ErrorCode, message: string, shouldRetry: boolean): Promise<void> {
-  const { ids, spec } = start;
   await q.query(
     `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, created_at, status, error_code, error_message, should_retry, finished_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() - $11::int * interval '1 millisecond', 'failed', $12, $13, $14, now())`,
-    [ids.requestId, ids.accountId, ids.keyId, spec.model.id, spec.size.label, tierName(spec.tier), spec.quality ?? null, spec.n, start.responseFormat, start.channel, ageMs(start), codeText(code), message.slice(0, 1000), shouldRetry],
+     SELECT request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, now() - age_ms * interval '1 millisecond', 'failed', $12, $13, $14, now()
+       FROM ${START_ROWS}`,
+    [...startColumns([start]), codeText(code), message.slice(0, 1000), shouldRetry],
   );
 }
 

@@ -69,7 +69,8 @@ export class KeptSlots {
    */
   mayKeep(slot: TakenSlot, capacity: number): boolean {
     const promised = this.#promised.get(slot.key) ?? 0;
-    const yes = !this.#closed && this.#usable(slot, this.now()) && mayKeepSlot(slot, capacity, this.count(slot.key) + promised, this.now(), this.maxAgeMs);
+    const now = this.now();
+    const yes = !this.#closed && this.#usable(slot, now) && mayKeepSlot(slot, capacity, this.count(slot.key) + promised, now, this.maxAgeMs);
     if (yes) this.#promised.set(slot.key, promised + 1);
     return yes;
   }
@@ -151,8 +152,9 @@ export class KeptSlots {
   #giveBackStale(key: string, now: number): void {
     const idle = this.#idle.get(key);
     if (!idle) return;
-    const stale = idle.filter((slot) => !this.#usable(slot, now));
-    const fresh = idle.filter((slot) => this.#usable(slot, now));
+    const stale: TakenSlot[] = [];
+    const fresh: TakenSlot[] = [];
+    for (const slot of idle) (this.#usable(slot, now) ? fresh : stale).push(slot);
     if (fresh.length > 0) this.#idle.set(key, fresh);
     else this.#idle.delete(key);
     if (stale.length > 0) this.giveBack(stale);

@@ -27,10 +27,7 @@ export function jobRoutes(app: FastifyInstance, deps: { keys: KeyChecker; genera
       if (!(error instanceof ConnectError && error.code === Code.NotFound)) throw error;
       const held = await rowlessRequest(deps.billing, lookedUp, key.key.accountId);
       if (held?.state === "running") return running(reply, lookedUp, held.createdUnix);
-      if (held?.state === "not_run") {
-        reply.header("x-should-retry", "true");
-        return reply.code(httpStatusFor(ErrorCode.ASYNC_IMAGE_FAILED)).send(errorBody(ErrorCode.ASYNC_IMAGE_FAILED, NOT_RUN_MESSAGE, lookedUp));
-      }
+      if (held?.state === "not_run") return sendFailure(reply, { code: ErrorCode.ASYNC_IMAGE_FAILED, message: NOT_RUN_MESSAGE, shouldRetry: true }, lookedUp);
       return notFound();
     }
     if (state.case === "running") return running(reply, lookedUp, Number(state.value.createdUnix));
@@ -44,10 +41,14 @@ export function jobRoutes(app: FastifyInstance, deps: { keys: KeyChecker; genera
     }
     const failure = state.value;
     if (!failure) return sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");
-    // The failure belongs to the looked-up request, so its message names that request's id.
-    if (httpStatusFor(failure.code) >= 500) reply.header("x-should-retry", String(failure.shouldRetry));
-    return reply.code(httpStatusFor(failure.code)).send(errorBody(failure.code, failure.message, lookedUp));
+    return sendFailure(reply, failure, lookedUp);
   });
+}
+
+/** The looked-up request's failure; its message names that request's id. */
+function sendFailure(reply: FastifyReply, failure: { code: ErrorCode; message: string; shouldRetry: boolean }, requestId: string) {
+  if (httpStatusFor(failure.code) >= 500) reply.header("x-should-retry", String(failure.shouldRetry));
+  return reply.code(httpStatusFor(failure.code)).send(errorBody(failure.code, failure.message, requestId));
 }
 
 function running(reply: FastifyReply, requestId: string, createdUnix: number) {
