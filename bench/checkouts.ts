@@ -7,12 +7,14 @@
 //
 // Environment: BENCH_A, BENCH_B (required: checkout directories), BENCH_CONNECTIONS
 // (default 1), BENCH_ROUNDS (default 6), BENCH_DURATION_S (per round, default 6);
+// BENCH_TSX ("A", "B" or "A,B": run that one's orvado-main.ts through tsx, as npm start
+// ran the stack before it was bundled; otherwise each is bundled as npm start bundles it);
 // KAFKA_BROKERS puts both on Kafka, each with a topic prefix of its own.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cpus, loadavg } from "node:os";
 import { runLoad, type Target } from "./load.ts";
-import { RESULTS_DIR, startUpstream, clearChildLogs, writeBenchCatalog, BENCH_SERVICE_ENV, logFile, type OrvadoInfo } from "./servers.ts";
+import { RESULTS_DIR, startUpstream, clearChildLogs, writeBenchCatalog, benchBundle, BENCH_SERVICE_ENV, logFile, type OrvadoInfo } from "./servers.ts";
 import { directTarget, measure, orvadoTarget, smokeTest } from "./targets.ts";
 import { startReportingChild, type Child } from "./processes.ts";
 import { STACK_NODE_FLAGS } from "../services/stack/src/node-flags.ts";
@@ -24,6 +26,7 @@ if (!checkouts.A || !checkouts.B) throw new Error("set BENCH_A and BENCH_B to tw
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 6);
+const THROUGH_TSX = new Set((process.env.BENCH_TSX ?? "").split(",").filter(Boolean));
 
 const brokers = benchKafkaBrokers();
 
@@ -37,8 +40,8 @@ try {
   for (const [name, root] of Object.entries(checkouts) as [string, string][]) {
     const child = await startReportingChild<OrvadoInfo>({
       name: `Orvado ${name}`,
-      // Each checkout's own bench/orvado-main.ts, with the flags npm start uses.
-      args: [...STACK_NODE_FLAGS, "--import", "tsx", join(root, "bench", "orvado-main.ts")],
+      // Each checkout's own bench/orvado-main.ts, bundled as npm start bundles the stack, with the flags npm start uses.
+      args: [...STACK_NODE_FLAGS, ...(THROUGH_TSX.has(name) ? ["--import", "tsx", join(root, "bench", "orvado-main.ts")] : [await benchBundle("orvado-main", root)])],
       env: { ORVADO_MODELS_FILE: catalog, ...BENCH_SERVICE_ENV, BENCH_ORVADO_ACCOUNTS: "1", ...kafkaEnv(brokers.length > 0 ? benchKafkaSettings(brokers) : undefined) },
       logFile: logFile(`orvado-${name}`),
     });
@@ -53,12 +56,12 @@ try {
   const direct = results.find((result) => result.target === "direct")!.p50Ms;
   const rows: (string | number)[][] = [["target", "p50 ms", "added p50 ms", "req/s"]];
   for (const result of results) {
-    const name = result.target === "direct" ? "direct" : `${result.target}: ${checkouts[result.target as "A" | "B"]}`;
+    const name = result.target === "direct" ? "direct" : `${result.target}: ${checkouts[result.target as "A" | "B"]}${THROUGH_TSX.has(result.target) ? " (tsx)" : ""}`;
     rows.push([name, fixed(result.p50Ms), result.target === "direct" ? "" : fixed(result.p50Ms - direct), fixed(result.rps, 0)]);
   }
   process.stdout.write(`\n${rounds.join("\n")}\n\n${formatTable(rows)}\nc=${CONNECTIONS}, ${ROUNDS} × ${DURATION_S}-s rounds, ${brokers.length > 0 ? "Kafka" : "the Postgres log"}; load average (1 min) ${fixed(loadAtStart[0]!)} → ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n`);
   const file = join(RESULTS_DIR, `checkouts-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-  writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), checkouts, settings: { connections: CONNECTIONS, rounds: ROUNDS, durationS: DURATION_S, kafkaBrokers: brokers }, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg(), results }, null, 2));
+  writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), checkouts, settings: { connections: CONNECTIONS, rounds: ROUNDS, durationS: DURATION_S, kafkaBrokers: brokers, throughTsx: [...THROUGH_TSX] }, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg(), results }, null, 2));
   process.stdout.write(`wrote ${file}\n`);
 } finally {
   for (const child of children) await child.stop();

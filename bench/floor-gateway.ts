@@ -1,4 +1,4 @@
-// `node --import tsx bench/floor-gateway.ts --upstream URL --database URL --data-dir DIR`:
+// bench/floor-gateway.ts --upstream URL --database URL --data-dir DIR, run bundled as Orvado is (servers.ts benchBundle):
 // the least a gateway in Orvado's place can do per image request, for `npm run bench:floor`.
 // It has no auth, no prices, no validation, no logs: only node:http both ways and, on
 // /durable, the durable steps on the answer's path, in Orvado's order

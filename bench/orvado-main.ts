@@ -1,4 +1,4 @@
-// `node --import tsx bench/orvado-main.ts`: the whole Orvado stack (auth, billing,
+// bench/orvado-main.ts, run bundled (servers.ts benchBundle, as npm start runs the stack): the whole Orvado stack (auth, billing,
 // generation, edge; real PostgreSQL) in its own process for the benchmarks, on a
 // fresh database that is dropped again on SIGTERM. It makes BENCH_ORVADO_ACCOUNTS
 // funded accounts with a key each (default 1) and prints BENCH_READY {edgeUrl, key,

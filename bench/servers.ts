@@ -9,6 +9,7 @@ import { startListeningChild, startReportingChild, type Child } from "./processe
 import type { KafkaSettings } from "@orvado/events";
 import { kafkaEnv } from "./kafka.ts";
 import { STACK_NODE_FLAGS } from "../services/stack/src/node-flags.ts";
+import { bundleOneProcess } from "../services/stack/src/build-services.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 export const RESULTS_DIR = join(ROOT, "bench", "results");
@@ -62,11 +63,28 @@ export function startUpstream(latencyMs = 0, image = process.env.BENCH_IMAGE ?? 
   });
 }
 
+const bundles = new Map<string, Promise<string>>();
+
+/**
+ * A gateway under test (`bench/<name>.ts` of the checkout at `root`) bundled as
+ * npm start bundles the stack (build-services.ts bundleOneProcess), once per run,
+ * into `<root>/bench/dist`: it runs with plain node, as npm start runs Orvado.
+ */
+export function benchBundle(name: string, root = ROOT): Promise<string> {
+  const entry = join(root, "bench", `${name}.ts`);
+  let bundle = bundles.get(entry);
+  if (!bundle) {
+    bundle = bundleOneProcess(entry, join(root, "bench", "dist"));
+    bundles.set(entry, bundle);
+  }
+  return bundle;
+}
+
 /** bench/floor-gateway.ts: a bare node:http gateway doing only the durable steps (npm run bench:floor). */
-export function startFloorGateway(upstreamUrl: string, databaseUrl: string, dataDir: string): Promise<Child<{ url: string; pid: number }>> {
+export async function startFloorGateway(upstreamUrl: string, databaseUrl: string, dataDir: string): Promise<Child<{ url: string; pid: number }>> {
   return startReportingChild({
     name: "floor gateway",
-    args: [...TSX, join(ROOT, "bench", "floor-gateway.ts"), "--upstream", upstreamUrl, "--database", databaseUrl, "--data-dir", dataDir],
+    args: [await benchBundle("floor-gateway"), "--upstream", upstreamUrl, "--database", databaseUrl, "--data-dir", dataDir],
     logFile: logFile("floor-gateway"),
   });
 }
@@ -141,8 +159,8 @@ export async function startOrvado(options: OrvadoOptions): Promise<Child<OrvadoI
   const profile = options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
   const child = await startReportingChild<OrvadoInfo>({
     name: options.kafka ? "Orvado on Kafka" : "Orvado",
-    // The flags npm start runs the stack with, so that what is measured is what runs.
-    args: [...profile, ...STACK_NODE_FLAGS, ...TSX, join(ROOT, "bench", "orvado-main.ts")],
+    // Bundled, with the flags npm start runs the stack with, so that what is measured is what runs.
+    args: [...profile, ...STACK_NODE_FLAGS, await benchBundle("orvado-main")],
     env: {
       ORVADO_MODELS_FILE: options.modelsFile,
       ...BENCH_SERVICE_ENV,

@@ -1,7 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { BUNDLED_SERVICES, buildServices, bundlePath } from "./build-services.ts";
+import { buildStartBundle } from "./build-start.ts";
 
 // What the bundles must be for `node services/<name>/dist/main.mjs` to run without tsx.
 // That they do run is the fault-injection test's business (process-stack.ts starts them).
@@ -58,5 +60,26 @@ describe("npm run build", () => {
     // The lazy ones are still there, behind import(): generation reaches kafkajs, PGlite, S3, sharp and the providers.
     const lazy = [...staticClosure(bundlePath("generation")).files.values()].flat();
     for (const name of ["kafkajs", "@electric-sql/pglite", "@aws-sdk/client-s3", "sharp", "@ai-sdk/openai-compatible"]) expect(lazy, name).toContain(name);
+  });
+});
+
+describe("npm start's bundle (build-start.ts, bundleOneProcess)", () => {
+  it("holds every service's workspace code, keeps lazy imports lazy, names no closure at run time, and gives each file its own import.meta.url", async () => {
+    const main = await buildStartBundle();
+    const { packages, files: reachable } = staticClosure(main);
+    for (const [file, specifiers] of reachable) {
+      expect(existsSync(file), file).toBe(true);
+      expect(specifiers.filter((specifier) => specifier.startsWith("@orvado/") || specifier.endsWith(".ts")), file).toEqual([]);
+    }
+    expect(LOADED_ON_USE.filter((name) => packages.has(name))).toEqual([]);
+    const code = [...reachable.keys()].map((file) => readFileSync(file, "utf8")).join("\n");
+    // tsx's keepNames helper, which cost the hot path a defineProperty per closure, is not there.
+    expect(code).not.toContain("__name(");
+    // Each service finds its migrations beside its sources, not beside the bundle.
+    expect(code).not.toContain("import.meta.url");
+    for (const service of ["auth", "billing", "generation"]) {
+      const index = fileURLToPath(new URL(`../../${service}/src/index.ts`, import.meta.url));
+      expect(code, service).toContain(JSON.stringify(pathToFileURL(index).href));
+    }
   });
 });

@@ -15,9 +15,10 @@
 // module and hoisted its packages' imports to the bundle's top, so every process
 // loaded them at start (docs/performance.md#where-the-memory-goes).
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { build, type Plugin } from "esbuild";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { build, type BuildOptions, type OutputFile, type Plugin } from "esbuild";
 import { SERVICE_NODE_FLAGS } from "./node-flags.ts";
 
 /** Every service with a main.ts, in dependency order (the process stack starts them so). */
@@ -41,37 +42,74 @@ const externalPackages: Plugin = {
 };
 
 /**
- * Builds one service. Files are written beside their final name and renamed, so
- * a process starting while another build runs (parallel test files) never loads
- * half a file; concurrent builds of the same sources write the same bytes.
+ * In a bundle of several services' code (bundleOneProcess), each workspace file's
+ * import.meta.url is its own source file's, so the paths it takes relative to
+ * itself (migrations, SQL functions, the console's files) resolve as they do from
+ * the sources, wherever the bundle is written.
  */
-export async function buildService(name: BundledService): Promise<string> {
-  const outfile = bundlePath(name);
-  const result = await build({
-    entryPoints: { main: join(ROOT, "services", name, "src", "main.ts") },
-    outdir: dirname(outfile),
-    outExtension: { ".js": ".mjs" },
-    // Named by their content: a build never rewrites a chunk that a running or starting process loads.
-    chunkNames: "chunk-[hash]",
-    splitting: true,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    sourcemap: "linked",
-    write: false,
-    logLevel: "silent",
-    plugins: [externalPackages],
-  });
-  mkdirSync(dirname(outfile), { recursive: true });
-  // The chunks first, main.mjs last: a process that loads the new main.mjs finds every chunk it names.
-  const outputs = [...result.outputFiles].sort((a, b) => Number(a.path === outfile) - Number(b.path === outfile));
-  const files = [...outputs.map((file) => ({ path: file.path, contents: file.contents })), { path: nodeFlagsPath(name), contents: `${SERVICE_NODE_FLAGS[name].join(" ")}\n` }];
-  for (const file of files) {
+const sourceFileUrls: Plugin = {
+  name: "source-file-urls",
+  setup(builder) {
+    builder.onLoad({ filter: /\.ts$/ }, async (args) => ({
+      contents: (await readFile(args.path, "utf8")).replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href)),
+      loader: "ts",
+    }));
+  },
+};
+
+/** ESM for this Node, packages external, a lazy import() kept lazy in a chunk of its own. */
+const BUNDLE_OPTIONS: BuildOptions = {
+  outExtension: { ".js": ".mjs" },
+  // Named by their content: a build never rewrites a chunk that a running or starting process loads.
+  chunkNames: "chunk-[hash]",
+  splitting: true,
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  sourcemap: "linked",
+  write: false,
+  logLevel: "silent",
+};
+
+/**
+ * Files are written beside their final name and renamed, so a process starting
+ * while another build runs (parallel test files) never loads half a file;
+ * concurrent builds of the same sources write the same bytes. The chunks first,
+ * the entry last: a process that loads the new entry finds every chunk it names.
+ */
+function writeBundle(outputs: OutputFile[], entry: string, extra: { path: string; contents: string }[] = []): void {
+  mkdirSync(dirname(entry), { recursive: true });
+  const ordered = [...outputs].sort((a, b) => Number(a.path === entry) - Number(b.path === entry));
+  for (const file of [...extra, ...ordered.map((output) => ({ path: output.path, contents: output.contents }))]) {
     const temporary = `${file.path}.${process.pid}.${Date.now()}.tmp`;
     writeFileSync(temporary, file.contents);
     renameSync(temporary, file.path);
   }
+}
+
+/** Builds one service. */
+export async function buildService(name: BundledService): Promise<string> {
+  const outfile = bundlePath(name);
+  const result = await build({ ...BUNDLE_OPTIONS, entryPoints: { main: join(ROOT, "services", name, "src", "main.ts") }, outdir: dirname(outfile), plugins: [externalPackages] });
+  writeBundle(result.outputFiles ?? [], outfile, [{ path: nodeFlagsPath(name), contents: `${SERVICE_NODE_FLAGS[name].join(" ")}\n` }]);
+  return outfile;
+}
+
+/**
+ * The whole stack in one process (npm start, the benchmarks' Orvado): `entry`
+ * (a .ts file) and all the workspace code it imports, bundled into `outdir` as
+ * <entry's name>.mjs, run with plain node. The same code through tsx took about
+ * 15% more CPU per request at 100 connections (tsx compiles with keepNames: every
+ * closure made on the hot path is also named through Object.defineProperty, 2% of
+ * a profile; docs/performance.md#measured-design-choices). Must be written inside
+ * this repository: its packages are found from node_modules above it.
+ */
+export async function bundleOneProcess(entry: string, outdir: string): Promise<string> {
+  const name = entry.replace(/^.*\//, "").replace(/\.ts$/, "");
+  const outfile = join(outdir, `${name}.mjs`);
+  const result = await build({ ...BUNDLE_OPTIONS, entryPoints: { [name]: entry }, outdir, plugins: [externalPackages, sourceFileUrls] });
+  writeBundle(result.outputFiles ?? [], outfile);
   return outfile;
 }
 

@@ -8,7 +8,7 @@ const packageJson = JSON.parse(readFileSync(new URL("../../../package.json", imp
 
 describe("the one-process stack's Node flags", () => {
   it("are the ones npm start passes, so the benchmark measures what npm start runs", () => {
-    expect(packageJson.scripts.start).toBe(`exec node ${STACK_NODE_FLAGS.join(" ")} --import tsx services/stack/src/start.ts`);
+    expect(packageJson.scripts.start).toBe(`node --import tsx services/stack/src/build-start.ts && exec node ${STACK_NODE_FLAGS.join(" ")} services/stack/dist/start.mjs`);
   });
 
   it("are accepted by this Node (a V8 upgrade that renames one fails here, not at start)", () => {

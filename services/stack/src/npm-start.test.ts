@@ -41,7 +41,8 @@ async function npmStart(): Promise<{ npm: ChildProcess; output: () => string; no
   }
   const children = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(npm.pid)], { encoding: "utf8" }).trim().split("\n");
   expect(children).toHaveLength(1);
-  expect(children[0]).toMatch(/^\s*\d+ node .*services\/stack\/src\/start\.ts$/);
+  // The bundle build-start.ts made; the build ran in a process of its own before.
+  expect(children[0]).toMatch(/^\s*\d+ node .*services\/stack\/dist\/start\.mjs$/);
   const nodePid = Number(children[0]!.trim().split(" ")[0]);
   nodePids.push(nodePid);
   return { npm, output: () => text, nodePid };
