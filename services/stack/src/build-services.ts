@@ -100,10 +100,11 @@ export async function buildService(name: BundledService): Promise<string> {
  * The whole stack in one process (npm start, the benchmarks' Orvado): `entry`
  * (a .ts file) and all the workspace code it imports, bundled into `outdir` as
  * <entry's name>.mjs, run with plain node. The same code through tsx took about
- * 15% more CPU per request at 100 connections (tsx compiles with keepNames: every
- * closure made on the hot path is also named through Object.defineProperty, 2% of
- * a profile; docs/performance.md#measured-design-choices). Must be written inside
- * this repository: its packages are found from node_modules above it.
+ * 13% more CPU per request at 100 connections, in nine alternating pairs (tsx
+ * compiles with keepNames: every closure made on the hot path is also named
+ * through Object.defineProperty, 2% of a profile;
+ * docs/performance.md#measured-design-choices). Must be written inside this
+ * repository: its packages are found from node_modules above it.
  */
 export async function bundleOneProcess(entry: string, outdir: string): Promise<string> {
   const name = entry.replace(/^.*\//, "").replace(/\.ts$/, "");
