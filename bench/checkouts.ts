@@ -14,7 +14,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cpus, loadavg } from "node:os";
 import { runLoad, type Target } from "./load.ts";
-import { RESULTS_DIR, startUpstream, clearChildLogs, writeBenchCatalog, benchBundle, BENCH_SERVICE_ENV, logFile, type OrvadoInfo } from "./servers.ts";
+import { RESULTS_DIR, TSX, startUpstream, clearChildLogs, writeBenchCatalog, benchBundle, BENCH_SERVICE_ENV, logFile, type OrvadoInfo } from "./servers.ts";
 import { directTarget, measure, orvadoTarget, smokeTest } from "./targets.ts";
 import { startReportingChild, type Child } from "./processes.ts";
 import { STACK_NODE_FLAGS } from "../services/stack/src/node-flags.ts";
@@ -41,7 +41,7 @@ try {
     const child = await startReportingChild<OrvadoInfo>({
       name: `Orvado ${name}`,
       // Each checkout's own bench/orvado-main.ts, bundled as npm start bundles the stack, with the flags npm start uses.
-      args: [...STACK_NODE_FLAGS, ...(THROUGH_TSX.has(name) ? ["--import", "tsx", join(root, "bench", "orvado-main.ts")] : [await benchBundle("orvado-main", root)])],
+      args: [...STACK_NODE_FLAGS, ...(THROUGH_TSX.has(name) ? [...TSX, join(root, "bench", "orvado-main.ts")] : [await benchBundle("orvado-main", root)])],
       env: { ORVADO_MODELS_FILE: catalog, ...BENCH_SERVICE_ENV, BENCH_ORVADO_ACCOUNTS: "1", ...kafkaEnv(brokers.length > 0 ? benchKafkaSettings(brokers) : undefined) },
       logFile: logFile(`orvado-${name}`),
     });

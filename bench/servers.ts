@@ -13,7 +13,8 @@ import { bundleOneProcess } from "../services/stack/src/build-services.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 export const RESULTS_DIR = join(ROOT, "bench", "results");
-const TSX = ["--import", "tsx"];
+/** A bench helper run from its TypeScript source. */
+export const TSX = ["--import", "tsx"];
 
 export interface OrvadoInfo {
   edgeUrl: string;

@@ -16,7 +16,7 @@
 // loaded them at start (docs/performance.md#where-the-memory-goes).
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build, type BuildOptions, type OutputFile, type Plugin } from "esbuild";
 import { SERVICE_NODE_FLAGS } from "./node-flags.ts";
@@ -107,7 +107,7 @@ export async function buildService(name: BundledService): Promise<string> {
  * repository: its packages are found from node_modules above it.
  */
 export async function bundleOneProcess(entry: string, outdir: string): Promise<string> {
-  const name = entry.replace(/^.*\//, "").replace(/\.ts$/, "");
+  const name = basename(entry, ".ts");
   const outfile = join(outdir, `${name}.mjs`);
   const result = await build({ ...BUNDLE_OPTIONS, entryPoints: { [name]: entry }, outdir, plugins: [externalPackages, sourceFileUrls] });
   writeBundle(result.outputFiles ?? [], outfile);

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { bundleOneProcess } from "./build-services.ts";
 
 /** Where npm start's bundle is written (package.json runs it). */
-export const START_BUNDLE_DIR = fileURLToPath(new URL("../dist", import.meta.url));
+const START_BUNDLE_DIR = fileURLToPath(new URL("../dist", import.meta.url));
 
 export function buildStartBundle(): Promise<string> {
   return bundleOneProcess(fileURLToPath(new URL("./start.ts", import.meta.url)), START_BUNDLE_DIR);
