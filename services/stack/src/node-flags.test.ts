@@ -23,6 +23,17 @@ describe("each service's Node flags in the four-process deployment", () => {
     }
   });
 
+  // --optimize-for-size held it at 2 MB whatever --max-semi-space-size said, and generation
+  // collected four times as often under a burst (node-flags.ts).
+  it("let the young generation grow to the 8 MB that --max-semi-space-size=4 gives", () => {
+    const keepHalf = "const kept = []; for (let i = 0; i < 2e6; i++) { const o = { i }; if (i % 2 === 0) kept.push(o); }";
+    const newSpace = "require('v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size";
+    for (const name of BUNDLED_SERVICES) {
+      const bytes = execFileSync(process.execPath, [...SERVICE_NODE_FLAGS[name], "-e", `${keepHalf} process.stdout.write(String(${newSpace}))`], { encoding: "utf8" });
+      expect(Number(bytes), name).toBe(8 * 1024 * 1024);
+    }
+  });
+
   it("are written beside each bundle, where deploy/Dockerfile's command reads them", async () => {
     const dockerfile = readFileSync(new URL("../../../deploy/Dockerfile", import.meta.url), "utf8");
     expect(dockerfile).toContain("exec node $(cat services/${SERVICE}/dist/node-flags) --enable-source-maps services/${SERVICE}/dist/main.mjs");

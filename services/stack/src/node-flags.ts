@@ -21,14 +21,17 @@ export const STACK_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=32"];
  * for 10-70 s each, so its flags trade CPU for memory per held request:
  * --max-semi-space-size=4: a young generation of 8 MB instead of 32 (held objects are
  *   long-lived: they are promoted after a copy or two whatever its size);
- * --optimize-for-size: V8's memory-saving mode (a lower heap growth ceiling, among others);
  * --heap-growing-percent=15: the old generation may grow 15% past what survived the
  *   last full collection before the next one, where V8's own factor let generation's
  *   heap reach 1.6 times its live objects while 10,000 jobs were held.
- * The 10,000-request soak's peak, summed over the four: 1,483 MiB with V8's defaults,
- * 1,029-1,264 MiB in three runs with these flags (docs/performance.md#npm-run-benchsoak-10000-requests-held-open).
+ * Not --optimize-for-size: it holds the young generation at 2 MB whatever
+ * --max-semi-space-size says. Generation then collected 1,863 times for 4,000 held
+ * requests against 499 without it, and collecting took a third of its CPU while it
+ * admitted a burst. The 10,000-request soak's peak moved less than the machine did:
+ * 913-982 against 1,051-1,188 MiB in three alternating pairs, then 1,125-1,334 either
+ * way (docs/performance.md#the-services-node-flags).
  */
-const HELD_REQUEST_FLAGS: readonly string[] = ["--max-semi-space-size=4", "--optimize-for-size", "--heap-growing-percent=15"];
+const HELD_REQUEST_FLAGS: readonly string[] = ["--max-semi-space-size=4", "--heap-growing-percent=15"];
 
 export const SERVICE_NODE_FLAGS: Readonly<Record<"auth" | "billing" | "generation" | "edge", readonly string[]>> = {
   auth: HELD_REQUEST_FLAGS,
