@@ -2,9 +2,11 @@
 // main.ts, as docker-compose runs them) on a fresh PostgreSQL database, started by
 // the same ProcessStack the fault-injection test uses. The soak needs this: one
 // process holding 10,000 client sockets and 10,000 upstream sockets would need
-// more open files than a container usually allows.
+// more open files than a container usually allows. For more held requests than
+// one process has descriptors for, the edge and generation run as several
+// processes each (options.replicas).
 import { appendFileSync, rmSync } from "node:fs";
-import { ProcessStack, SERVICE_NAMES } from "../services/stack/src/process-stack.ts";
+import { ProcessStack, type ProcessStackOptions } from "../services/stack/src/process-stack.ts";
 import { createBenchDatabase } from "./database.ts";
 import { benchDataDir } from "./data-dir.ts";
 import { fundBenchAccounts } from "./bench-accounts.ts";
@@ -12,13 +14,22 @@ import { logFile, type OrvadoInfo } from "./servers.ts";
 
 export interface SplitOrvado {
   info: OrvadoInfo;
-  /** Process ids in start order: auth, billing, generation, edge. */
+  /** Every process in start order: auth, billing, generation (then generation#2, …), edge (then edge#2, …). */
+  processes: { name: string; pid: number }[];
+  /** Their process ids, in the same order (one process per service: auth, billing, generation, edge). */
   pids: number[];
-  services: readonly string[];
+  /** The URL of each edge process, the first process's first: clients spread their requests over them. */
+  edgeUrls: string[];
   stop(): Promise<void>;
 }
 
-export async function startSplitOrvado(options: { modelsFile: string; accounts: number; env?: NodeJS.ProcessEnv }): Promise<SplitOrvado> {
+export async function startSplitOrvado(options: {
+  modelsFile: string;
+  accounts: number;
+  env?: NodeJS.ProcessEnv;
+  /** Processes per service (default 1); every caller is given all of a service's, and the edge calls generation's round robin. */
+  replicas?: ProcessStackOptions["replicas"];
+}): Promise<SplitOrvado> {
   const database = await createBenchDatabase();
   const servicesLog = logFile("services");
   const dataDir = benchDataDir("orvado-soak-");
@@ -32,6 +43,7 @@ export async function startSplitOrvado(options: { modelsFile: string; accounts: 
     stack = await ProcessStack.start({
       databaseUrl: database.url,
       dataDir,
+      replicas: options.replicas,
       // Warnings and errors of every service (why a request failed), kept in bench/results/services.log.
       onLog: (service, line) => appendFileSync(servicesLog, `${service} ${line}\n`),
       env: {
@@ -46,11 +58,14 @@ export async function startSplitOrvado(options: { modelsFile: string; accounts: 
       },
     });
     const accounts = await fundBenchAccounts({ authUrls: stack.url("auth"), billingUrls: stack.url("billing"), internalSecret: stack.secret }, options.accounts, "soak");
-    const pids = SERVICE_NAMES.map((name) => stack!.pids()[name]!);
+    // pids() lists the processes in the order they started.
+    const processes = Object.entries(stack.pids()).map(([name, pid]) => ({ name, pid }));
+    const pids = processes.map(({ pid }) => pid);
     return {
       info: { edgeUrl: stack.url("edge"), key: accounts[0]!.key, accountId: accounts[0]!.accountId, accounts, databaseUrl: database.url, pid: pids[0]!, stream: "postgres" },
+      processes,
       pids,
-      services: SERVICE_NAMES,
+      edgeUrls: stack.replicaPorts.edge.map((port) => `http://127.0.0.1:${port}`),
       stop,
     };
   } catch (error) {

@@ -29,7 +29,8 @@ export interface ChildOptions {
 
 const markedLine = (line: string) => (line.startsWith(READY_MARKER) ? JSON.parse(line.slice(READY_MARKER.length)) : null);
 
-function stopper(child: ChildProcess) {
+/** SIGTERM, then wait for the exit (SIGKILL after graceMs); at once if the child has already exited. */
+export function stopper(child: ChildProcess) {
   return async (graceMs = 30_000) => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -127,14 +128,17 @@ export function statusBytes(status: string, field: string): number {
   return match ? Number(match[1]) * 1024 : 0;
 }
 
-/** Samples the summed RSS of these process trees every intervalMs and remembers the peak (also each tree's own). */
-export function watchPeakRss(rootPids: number[], intervalMs = 250) {
+/**
+ * Samples measure(pid) of each of these processes every intervalMs and remembers
+ * the peak of their sum, and each one's own peak.
+ */
+export function watchPeaks(pids: number[], measure: (pid: number) => number, intervalMs: number) {
   const peaks = new Map<number, number>();
   const sample = () =>
-    rootPids.reduce((sum, pid) => {
-      const rss = treeRssBytes(pid);
-      peaks.set(pid, Math.max(peaks.get(pid) ?? 0, rss));
-      return sum + rss;
+    pids.reduce((sum, pid) => {
+      const value = measure(pid);
+      peaks.set(pid, Math.max(peaks.get(pid) ?? 0, value));
+      return sum + value;
     }, 0);
   let current = sample();
   let peak = current;
@@ -146,7 +150,7 @@ export function watchPeakRss(rootPids: number[], intervalMs = 250) {
     peak: () => peak,
     /** The sum at the last sample. */
     current: () => current,
-    /** The peak of each tree on its own (their peaks need not coincide). */
+    /** The peak of each process on its own (their peaks need not coincide). */
     peakByPid: () => new Map(peaks),
     stop() {
       clearInterval(timer);
@@ -155,3 +159,61 @@ export function watchPeakRss(rootPids: number[], intervalMs = 250) {
     },
   };
 }
+
+/** Samples the summed RSS of these process trees every intervalMs and remembers the peak (also each tree's own). */
+export function watchPeakRss(rootPids: number[], intervalMs = 250) {
+  return watchPeaks(rootPids, treeRssBytes, intervalMs);
+}
+
+/** Open file descriptors of a process (its sockets included); 0 once it has ended. */
+export function openFdCount(pid: number): number {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Samples each process's count of open descriptors, by default once a second:
+ * listing 17,000 of them takes a few milliseconds, too much to do as often as RSS.
+ */
+export function watchPeakFds(pids: number[], intervalMs = 1_000) {
+  return watchPeaks(pids, openFdCount, intervalMs);
+}
+
+/**
+ * A process's limit on open files: the soft one is enforced (past it, accept and
+ * connect fail with EMFILE); the hard one is as far as the process may raise it
+ * without privileges. NaN if the process has ended.
+ */
+export function openFilesLimit(pid: number | "self" = "self", which: "soft" | "hard" = "soft"): number {
+  let limits: string;
+  try {
+    limits = readFileSync(`/proc/${pid}/limits`, "utf8");
+  } catch {
+    return Number.NaN;
+  }
+  // "Max open files            20000                20000                files"
+  const line = limits.split("\n").find((l) => l.startsWith("Max open files"));
+  const value = line?.split(/\s+/)[which === "soft" ? 3 : 4] ?? "1024";
+  return value === "unlimited" ? Number.POSITIVE_INFINITY : Number(value);
+}
+
+const killedOnExit = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+/**
+ * If this process ends without stopping a child (an exception, process.exit),
+ * the child must not live on holding its sockets. One exit listener for them
+ * all: a run may start more children than Node allows listeners without a warning.
+ */
+export function killOnExit(child: ChildProcess) {
+  if (!exitHookInstalled) process.once("exit", () => killedOnExit.forEach((running) => running.kill("SIGKILL")));
+  exitHookInstalled = true;
+  killedOnExit.add(child);
+  child.once("exit", () => killedOnExit.delete(child));
+}
+
+/** The name of the index-th (0-based) process of a kind, as ProcessStack names replicas: `upstream`, `upstream#2`, … */
+export const replicaName = (name: string, index: number) => (index === 0 ? name : `${name}#${index + 1}`);

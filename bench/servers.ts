@@ -104,10 +104,15 @@ export async function startPortkey(): Promise<Child<{ url: string }>> {
 export const BENCH_MODEL = "beta";
 
 /**
- * A catalog with one model served by one openai-compatible channel at the fake
- * upstream (generation's catalog format, config/models.example.json).
+ * A catalog with one model served by openai-compatible channels at the fake
+ * upstream (generation's catalog format, config/models.example.json): one channel
+ * per URL, tried in the order given (priority 1, 2, …), each with an equal share
+ * of the capacity (rounded up). Several upstream processes let a run hold more
+ * calls than one process has descriptors for: generation fills the first channel,
+ * then the next.
  */
-export function writeBenchCatalog(upstreamUrl: string, capacity: number, extra: { timeoutMs?: number } = {}): string {
+export function writeBenchCatalog(upstreamUrls: string | string[], capacity: number, extra: { timeoutMs?: number } = {}): string {
+  const urls = typeof upstreamUrls === "string" ? [upstreamUrls] : upstreamUrls;
   const path = join(tmpdir(), `orvado-bench-models-${process.pid}.json`);
   const catalog = {
     models: [
@@ -115,19 +120,18 @@ export function writeBenchCatalog(upstreamUrl: string, capacity: number, extra: 
         id: BENCH_MODEL,
         family: "beta",
         tiers: ["1K"],
-        channels: [
-          {
-            name: "fake-upstream",
-            provider: "openai-compatible",
-            baseUrl: `${upstreamUrl}/v1`,
-            upstreamModel: "gpt-image-1",
-            apiKeyEnv: "BENCH_UPSTREAM_KEY",
-            priority: 1,
-            capacity,
-            allowPrivateNetwork: true,
-            ...extra,
-          },
-        ],
+        channels: urls.map((url, index) => ({
+          // Channel names must differ within a model; a lone channel keeps the name earlier runs had.
+          name: urls.length === 1 ? "fake-upstream" : `fake-upstream-${index + 1}`,
+          provider: "openai-compatible",
+          baseUrl: `${url}/v1`,
+          upstreamModel: "gpt-image-1",
+          apiKeyEnv: "BENCH_UPSTREAM_KEY",
+          priority: index + 1,
+          capacity: Math.ceil(capacity / urls.length),
+          allowPrivateNetwork: true,
+          ...extra,
+        })),
       },
     ],
   };
