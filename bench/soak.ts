@@ -23,7 +23,7 @@
 // (upstream processes; the last three computed from the open-files limit when not set),
 // BENCH_DB_SERVER.
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { cpus, totalmem } from "node:os";
 import { settledCharges, type Charges } from "./ledger-check.ts";
@@ -33,6 +33,8 @@ import { BENCH_MODEL, RESULTS_DIR, clearChildLogs, startSimulator, startUpstream
 import { startDrivers, type Drivers, type Outcome, type SoakLoad } from "./soak-driver.ts";
 import { fixed, formatTable, mib, percentile, since } from "./stats.ts";
 import { SERVICE_NODE_FLAGS } from "../services/stack/src/node-flags.ts";
+import { ephemeralPortRange } from "../services/stack/src/process-stack.ts";
+import { MAX_CHANNEL_TIMEOUT_MS } from "../services/generation/src/catalog.ts";
 
 const COUNT = Number(process.env.SOAK_COUNT ?? 10_000);
 const LATENCY_MS = Number(process.env.SOAK_LATENCY_MS ?? 30_000);
@@ -66,10 +68,9 @@ interface PortRange {
   perDestination: number;
 }
 
-function ephemeralPortRange(): PortRange {
-  const [low = 32768, high = 60999] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
-  return { low, high, perDestination: high - low + 1 };
-}
+// Where Linux picks the source ports of outgoing connections, as the process stack reads it.
+const [portsLow, portsHigh] = await ephemeralPortRange();
+const PORTS: PortRange = { low: portsLow, high: portsHigh, perDestination: portsHigh - portsLow + 1 };
 
 /** Of a limit on descriptors or ports, what held requests may use: all but the margin (a tenth of a small limit). */
 const usable = (limit: number) => limit - Math.min(MARGIN, Math.floor(limit / 10));
@@ -97,7 +98,7 @@ function countFromEnv(name: string, computed: number): number {
  */
 function chooseSplit(): Split {
   const byFiles = processesFor(openFilesLimit("self", "hard"));
-  const byFilesAndPorts = Math.max(byFiles, processesFor(ephemeralPortRange().perDestination));
+  const byFilesAndPorts = Math.max(byFiles, processesFor(PORTS.perDestination));
   return {
     replicas: countFromEnv("SOAK_REPLICAS", byFilesAndPorts),
     drivers: countFromEnv("SOAK_DRIVERS", byFiles),
@@ -139,15 +140,15 @@ function rerunWithMoreFiles(split: Split): boolean {
 }
 
 /** No limit prlimit can raise: an edge or upstream given more connections than there are source ports refuses the rest (EADDRNOTAVAIL). */
-function warnOfSourcePorts(split: Split, ports: PortRange) {
+function warnOfSourcePorts(split: Split) {
   const perDestination = Math.ceil(COUNT / Math.min(split.replicas, split.upstreams));
-  if (perDestination > ports.perDestination) {
-    log(`warning: ${perDestination} connections to one edge or upstream process, more than the ${ports.perDestination} source ports one destination can be given; raise SOAK_REPLICAS or SOAK_UPSTREAMS`);
+  if (perDestination > PORTS.perDestination) {
+    log(`warning: ${perDestination} connections to one edge or upstream process, more than the ${PORTS.perDestination} source ports one destination can be given; raise SOAK_REPLICAS or SOAK_UPSTREAMS`);
   }
 }
 
-/** The channel's time limit: well past the upstream's answer time, within the most a catalog allows (10 minutes, services/generation/src/catalog.ts). */
-const channelTimeoutMs = () => Math.min(LATENCY_MS * 4, 600_000);
+/** The channel's time limit: well past the upstream's answer time, within the most a catalog allows. */
+const channelTimeoutMs = () => Math.min(LATENCY_MS * 4, MAX_CHANNEL_TIMEOUT_MS);
 
 /** The upstream that answers after LATENCY_MS: the shared simulator, or the bench's own fake. */
 async function startSlowUpstream(): Promise<Child<{ url: string }>> {
@@ -239,7 +240,7 @@ function peakRssByProcess(holders: Holder[]): Record<string, number> {
 }
 
 /** What a run found, as written to bench/results/soak-*.json. */
-function resultsOf(measured: Measured, charges: Charges, ports: PortRange) {
+function resultsOf(measured: Measured, charges: Charges) {
   const { outcomes, holders } = measured;
   const ok = outcomes.filter((o) => o.status === 200);
   const byStatus: Record<string, number> = {};
@@ -255,7 +256,7 @@ function resultsOf(measured: Measured, charges: Charges, ports: PortRange) {
     rssBytes: { idle: measured.idleRss, peak: measured.peakRss, peakByService: peakRssByProcess(holders) },
     peakOpenRequests: measured.peakOpenRequests,
     openFiles: Object.fromEntries(holders.map((holder) => [holder.name, { peak: holder.peakFiles, limit: holder.limit }])),
-    ephemeralPorts: ports,
+    ephemeralPorts: PORTS,
   };
 }
 
@@ -312,8 +313,7 @@ function writeSummary(split: Split, results: Results) {
 
 async function main(split: Split) {
   clearChildLogs();
-  const ports = ephemeralPortRange();
-  warnOfSourcePorts(split, ports);
+  warnOfSourcePorts(split);
   log(`split: ${describeSplit(split)}`);
   const upstreams = await startSlowUpstreams(split.upstreams);
   let orvado: SplitOrvado | null = null;
@@ -325,7 +325,7 @@ async function main(split: Split) {
     const measured = await measure(orvado, upstreams, drivers);
     log("waiting for settlement");
     const charges = await settledCharges(orvado.info.databaseUrl, 300_000);
-    const results = resultsOf(measured, charges, ports);
+    const results = resultsOf(measured, charges);
     printReport(split, measured, results);
     writeSummary(split, results);
   } finally {

@@ -12,6 +12,8 @@ export const UPSTREAM_PROVIDERS = ["sandbox", "openai", "google", "bytedance", "
 export type UpstreamProvider = (typeof UPSTREAM_PROVIDERS)[number];
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** The longest a channel's timeoutMs may be: the job's own limit (GENERATION_JOB_TIMEOUT_MS) goes no higher. */
+export const MAX_CHANNEL_TIMEOUT_MS = 600_000;
 
 const channelSchema = z
   .object({
@@ -32,7 +34,7 @@ const channelSchema = z
     /** Images per upstream call (default: what the provider package says for the model). */
     maxImagesPerCall: z.number().int().min(1).max(10).optional(),
     /** Gives up on this channel (and fails over) after this long; the job's own limit still applies. */
-    timeoutMs: z.number().int().min(100).max(600_000).optional(),
+    timeoutMs: z.number().int().min(100).max(MAX_CHANNEL_TIMEOUT_MS).optional(),
     /** How often polled providers (Black Forest Labs, Replicate) are polled. */
     pollIntervalMs: z.number().int().min(10).max(60_000).optional(),
     /** Lets URLs from this upstream point at loopback/private addresses (local servers, tests). */

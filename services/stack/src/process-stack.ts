@@ -17,7 +17,7 @@ const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const READY_TIMEOUT_MS = 60_000;
 
 /** Where Linux picks the source ports of outgoing connections (net.ipv4.ip_local_port_range). */
-async function ephemeralPortRange(): Promise<[number, number]> {
+export async function ephemeralPortRange(): Promise<[number, number]> {
   const text = await readFile("/proc/sys/net/ipv4/ip_local_port_range", "utf8").catch(() => "32768 60999");
   const [low, high] = text.trim().split(/\s+/).map(Number);
   return [low ?? 32768, high ?? 60999];
