@@ -38,7 +38,7 @@ const HELD_REQUEST_FLAGS: readonly string[] = ["--max-semi-space-size=4", "--hea
  * reads the upstreams' answers as they come back, tens of kB of short-lived strings
  * each, and with 8 MB it scavenged every few dozen answers, copying the live objects of
  * the jobs being finished each time. In the 10,000-request soak, alternating with the
- * 8-MB young generation: 6.3-8.2 s of collection in generation against 11.3-13.2 s,
+ * 8-MB young generation: 6.3-8.4 s of collection in generation against 11.3-13.2 s,
  * p50 43-57 s against 53-63 s, and a lower peak in each of three pairs. A 64-MB young
  * generation collected no less (6.1-6.5 s) and peaked no lower; the edge's at 32 MB
  * cost it 22-44 MiB and lowered nothing (docs/performance.md#the-services-node-flags).
