@@ -5,7 +5,6 @@
 import { readFileSync } from "node:fs";
 import { startUpstream, writeBenchCatalog } from "./servers.ts";
 import { startSplitOrvado } from "./orvado-split.ts";
-import { SERVICE_NAMES } from "../services/stack/src/process-stack.ts";
 import { formatTable } from "./stats.ts";
 import { statusBytes } from "./processes.ts";
 
@@ -36,11 +35,11 @@ try {
   await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
   const rows: (string | number)[][] = [["service", "RSS MiB", "anon MiB", "file MiB", "largest mappings (MiB)"]];
   let total = 0;
-  orvado.pids.forEach((pid, index) => {
+  orvado.processes.forEach(({ name, pid }) => {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
     const rss = statusMiB(status, "VmRSS");
     total += rss;
-    rows.push([SERVICE_NAMES[index]!, rss.toFixed(1), statusMiB(status, "RssAnon").toFixed(1), statusMiB(status, "RssFile").toFixed(1), largestMappings(pid, 4)]);
+    rows.push([name, rss.toFixed(1), statusMiB(status, "RssAnon").toFixed(1), statusMiB(status, "RssFile").toFixed(1), largestMappings(pid, 4)]);
   });
   rows.push(["all four", total.toFixed(1), "", "", ""]);
   process.stdout.write(`${formatTable(rows)}\n`);

@@ -16,8 +16,6 @@ export interface SplitOrvado {
   info: OrvadoInfo;
   /** Every process in start order: auth, billing, generation (then generation#2, …), edge (then edge#2, …). */
   processes: { name: string; pid: number }[];
-  /** Their process ids, in the same order (one process per service: auth, billing, generation, edge). */
-  pids: number[];
   /** The URL of each edge process, the first process's first: clients spread their requests over them. */
   edgeUrls: string[];
   stop(): Promise<void>;
@@ -60,11 +58,9 @@ export async function startSplitOrvado(options: {
     const accounts = await fundBenchAccounts({ authUrls: stack.url("auth"), billingUrls: stack.url("billing"), internalSecret: stack.secret }, options.accounts, "soak");
     // pids() lists the processes in the order they started.
     const processes = Object.entries(stack.pids()).map(([name, pid]) => ({ name, pid }));
-    const pids = processes.map(({ pid }) => pid);
     return {
-      info: { edgeUrl: stack.url("edge"), key: accounts[0]!.key, accountId: accounts[0]!.accountId, accounts, databaseUrl: database.url, pid: pids[0]!, stream: "postgres" },
+      info: { edgeUrl: stack.url("edge"), key: accounts[0]!.key, accountId: accounts[0]!.accountId, accounts, databaseUrl: database.url, pid: processes[0]!.pid, stream: "postgres" },
       processes,
-      pids,
       edgeUrls: stack.replicaPorts.edge.map((port) => `http://127.0.0.1:${port}`),
       stop,
     };

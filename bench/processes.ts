@@ -214,6 +214,3 @@ export function killOnExit(child: ChildProcess) {
   killedOnExit.add(child);
   child.once("exit", () => killedOnExit.delete(child));
 }
-
-/** The name of the index-th (0-based) process of a kind, as ProcessStack names replicas: `upstream`, `upstream#2`, … */
-export const replicaName = (name: string, index: number) => (index === 0 ? name : `${name}#${index + 1}`);

@@ -7,7 +7,8 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { Agent, request as httpRequest } from "node:http";
 import { fileURLToPath } from "node:url";
-import { killOnExit, replicaName, stopper } from "./processes.ts";
+import { killOnExit, stopper } from "./processes.ts";
+import { replicaName } from "../services/stack/src/process-stack.ts";
 
 export interface Outcome {
   /** HTTP status, or the socket error's code when no answer came. */
@@ -165,7 +166,7 @@ async function forkedDrivers(count: number): Promise<Drivers> {
   const stop = async () => {
     await Promise.all(children.map((child) => stopper(child)(5_000)));
   };
-  const names = children.map((_, index) => replicaName("driver", index));
+  const names = children.map((_, index) => replicaName("driver", index + 1));
   try {
     await Promise.all(children.map((child, index) => nextMessage(child, "ready", names[index]!, READY_TIMEOUT_MS)));
   } catch (error) {

@@ -27,13 +27,13 @@ import { writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { cpus, totalmem } from "node:os";
 import { settledCharges, type Charges } from "./ledger-check.ts";
-import { killOnExit, openFilesLimit, replicaName, watchPeakFds, watchPeakRss, type Child } from "./processes.ts";
+import { killOnExit, openFilesLimit, watchPeakFds, watchPeakRss, type Child } from "./processes.ts";
 import { startSplitOrvado, type SplitOrvado } from "./orvado-split.ts";
 import { BENCH_MODEL, RESULTS_DIR, clearChildLogs, startSimulator, startUpstream, writeBenchCatalog } from "./servers.ts";
 import { startDrivers, type Drivers, type Outcome, type SoakLoad } from "./soak-driver.ts";
 import { fixed, formatTable, mib, percentile, since } from "./stats.ts";
 import { SERVICE_NODE_FLAGS } from "../services/stack/src/node-flags.ts";
-import { ephemeralPortRange } from "../services/stack/src/process-stack.ts";
+import { ephemeralPortRange, replicaName } from "../services/stack/src/process-stack.ts";
 import { MAX_CHANNEL_TIMEOUT_MS } from "../services/generation/src/catalog.ts";
 
 const COUNT = Number(process.env.SOAK_COUNT ?? 10_000);
@@ -213,9 +213,10 @@ interface Measured {
 
 /** Holds the load while sampling RSS (Orvado's processes, 4 times a second) and open descriptors (every holder, once a second). */
 async function measure(orvado: SplitOrvado, upstreams: Child<{ url: string }>[], drivers: Drivers): Promise<Measured> {
-  const processes = [...orvado.processes, ...upstreams.map((upstream, index) => ({ name: replicaName("upstream", index), pid: upstream.process.pid! })), ...drivers.processes];
+  const processes = [...orvado.processes, ...upstreams.map((upstream, index) => ({ name: replicaName("upstream", index + 1), pid: upstream.process.pid! })), ...drivers.processes];
   const limits = processes.map(({ pid }) => openFilesLimit(pid));
-  const rss = watchPeakRss(orvado.pids);
+  const orvadoPids = orvado.processes.map(({ pid }) => pid);
+  const rss = watchPeakRss(orvadoPids);
   const files = watchPeakFds(processes.map(({ pid }) => pid));
   const idleRss = rss.peak();
   log(`Orvado up (RSS ${mib(idleRss)}); sending ${COUNT} requests over ${RAMP_MS} ms to an upstream that answers after ${LATENCY_MS} ms`);
@@ -227,7 +228,7 @@ async function measure(orvado: SplitOrvado, upstreams: Child<{ url: string }>[],
     name,
     limit: limits[index]!,
     peakFiles: files.peakByPid().get(pid) ?? 0,
-    peakRss: orvado.pids.includes(pid) ? (rss.peakByPid().get(pid) ?? 0) : undefined,
+    peakRss: orvadoPids.includes(pid) ? (rss.peakByPid().get(pid) ?? 0) : undefined,
   }));
   return { outcomes, idleRss, peakRss: rss.peak(), peakOpenRequests: drivers.open.peak(), holders };
 }

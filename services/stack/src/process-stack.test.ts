@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { once } from "node:events";
 import { describe, expect, it } from "vitest";
-import { freePort } from "./process-stack.ts";
+import { freePort, replicaName } from "./process-stack.ts";
 
 describe("freePort", () => {
   it("hands out bindable ports below the ephemeral range, which outgoing connections never take", async () => {
@@ -16,5 +16,11 @@ describe("freePort", () => {
       server.close();
       await once(server, "close");
     }
+  });
+});
+
+describe("replicaName", () => {
+  it("names the first process of a kind by the kind alone and the next ones <name>#2, #3, … (as startReplica names them)", () => {
+    expect([1, 2, 3].map((n) => replicaName("generation", n))).toEqual(["generation", "generation#2", "generation#3"]);
   });
 });

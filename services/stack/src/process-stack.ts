@@ -86,6 +86,11 @@ const PORT_VARIABLE: Record<ServiceName, string> = { auth: "AUTH_PORT", billing:
  */
 export type ProcessName = ServiceName | `${ServiceName}#${number}`;
 
+/** The n-th (1-based) process of a kind: the first is the kind's own name, the next `<name>#2`, `<name>#3`, … */
+export function replicaName<N extends string>(name: N, n: number): N | `${N}#${number}` {
+  return n === 1 ? name : `${name}#${n}`;
+}
+
 export class ProcessStack {
   /** The port of each service's first process. */
   readonly ports: Record<ServiceName, number>;
@@ -176,7 +181,7 @@ export class ProcessStack {
    * other gets a new port, and other services keep calling the processes they were given.
    */
   async startReplica(name: ServiceName, n: number, env: NodeJS.ProcessEnv = {}): Promise<ProcessName> {
-    const processName: ProcessName = `${name}#${n}`;
+    const processName: ProcessName = replicaName(name, n);
     const port = this.replicaPorts[name][n - 1] ?? (await freePort());
     await this.#spawn(processName, name, { ...this.#env, ...env, [PORT_VARIABLE[name]]: String(port) });
     this.#replicaPorts.set(processName, port);
