@@ -30,6 +30,8 @@ const schema = z.object({
   GENERATION_ORPHAN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(TIMING_DEFAULTS.GENERATION_ORPHAN_GRACE_MS),
   GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS: z.coerce.number().int().min(0).max(100_000).default(32),
   GENERATION_MAX_UPSTREAM_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(50 * 1024 * 1024),
+  GENERATION_ANSWERS_AT_ONCE: z.coerce.number().int().min(1).max(100_000).default(32),
+  GENERATION_ANSWER_BYTES_AT_ONCE: z.coerce.number().int().min(1024 * 1024).max(64 * 1024 * 1024 * 1024).default(128 * 1024 * 1024),
 })
   .superRefine(checkStorageEnv)
   .superRefine((env, ctx) => {
@@ -75,6 +77,8 @@ const schema = z.object({
     startRowDelayMs: env.GENERATION_START_ROW_DELAY_MS,
     /** Largest upstream answer (JSON or image download) read, in bytes. */
     maxUpstreamBytes: env.GENERATION_MAX_UPSTREAM_BYTES,
+    /** Upstream answers between their arrival and their stored images at once, and their bytes (answer-gate.ts). */
+    answerGate: { answers: env.GENERATION_ANSWERS_AT_ONCE, bytes: env.GENERATION_ANSWER_BYTES_AT_ONCE },
     /** How often jobs lost with a stopped process are failed (orphan-jobs.ts). */
     orphanSweepIntervalMs: env.GENERATION_ORPHAN_SWEEP_INTERVAL_MS,
     /** Added to the job time limit before a 'running' job counts as lost. */

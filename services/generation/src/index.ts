@@ -47,6 +47,7 @@ export async function startGeneration(
   const relay = startOutboxRelay({ db, schema: "generation", stream, logger });
   const billing = internalClient(BillingService, config.billingUrls, config.internalSecret, { transport: config.rpcTransport });
   const jobs = new JobRunner({ db, billing, store, relay, catalog, config, logger, metrics });
+  metrics.watchAnswers(() => ({ waiting: jobs.answerGate.waiting, ...jobs.answerGate.held }));
   metrics.watchCapacity(function* () {
     // Keys are `<model>/<channel>`; model ids never contain a slash.
     for (const [key, capacity] of jobs.capacities) {

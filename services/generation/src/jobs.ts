@@ -9,6 +9,7 @@ import type { Catalog } from "./catalog.ts";
 import { ChannelPool, type ChannelCapacity, type ChannelSlot } from "./capacity.ts";
 import { validateImageRequest, type JobSpec } from "./validate.ts";
 import { CallGate } from "./call-gate.ts";
+import { AnswerGate, type AnswerPass } from "./answer-gate.ts";
 import { jobStartWriter, jobSuccessWriter, recordJobChannel, recordJobFailure, recordJobNotRun, type JobStart, type JobSuccess, type StoredImage } from "./job-store.ts";
 import { DeferredStarts, type StartRow } from "./job-starts.ts";
 import { generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
@@ -59,6 +60,8 @@ export class JobRunner {
   readonly #inFlight = new Set<Promise<CreateImageReply>>();
   /** Reservations in flight to billing at once (call-gate.ts), so a burst of jobs holds queued callbacks, not RPCs. */
   readonly #reserveGate = new CallGate(RESERVE_CALLS_IN_FLIGHT);
+  /** Upstream answers between their arrival and their stored images, bounded in number and bytes (answer-gate.ts). */
+  readonly answerGate: AnswerGate;
   /** Start rows of jobs still running after a delay (job-starts.ts), and outcomes, of concurrent jobs go in one statement each (SharedCalls in @orvado/core). */
   readonly #jobStarts: DeferredStarts;
   readonly #jobSuccesses: SharedCalls<JobSuccess, void>;
@@ -68,6 +71,7 @@ export class JobRunner {
     this.#idempotency = new IdempotentRequests({ ...deps, urlSigningSecret: deps.config.urlSigningSecret });
     this.#jobStarts = new DeferredStarts(jobStartWriter(deps.db), deps.config.startRowDelayMs);
     this.#jobSuccesses = jobSuccessWriter(deps.db);
+    this.answerGate = new AnswerGate(deps.config.answerGate);
     // Throws at start when a channel's key variable is missing (catalog.ts resolveChannelKeys).
     this.channels = new ChannelPool(deps.catalog, deps.db, {
       failureThreshold: deps.config.breakerFailures,
@@ -251,9 +255,10 @@ export class JobRunner {
     const jobEnded = this.deps.metrics?.jobStarted(spec.model.id, firstSlot.channel.name);
     let metricOutcome: JobOutcome = "failed";
     let slot = firstSlot;
+    const answers = this.answerGate.pass();
     try {
       let stepStart = performance.now();
-      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, startRow);
+      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, startRow, answers);
       this.deps.metrics?.stepTook("upstream", stepStart);
       const row = await settle(startRow.end());
       if (!row.ok) return this.#notStarted(ids.requestId, row.error);
@@ -262,7 +267,9 @@ export class JobRunner {
       if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused", unwritten);
       stepStart = performance.now();
       const { resized } = outcome;
-      const { stored, answers } = await this.#store(spec, takeImages(outcome), format);
+      const { stored, answers: answered } = await this.#store(spec, takeImages(outcome), format);
+      // Stored: the upstream's answer is no longer held (a b64_json answer keeps only its image).
+      answers.release();
       this.deps.metrics?.stepTook("store", stepStart);
       stepStart = performance.now();
       // The slot and the lease go back in the success's own statement (job-store.ts), or the
@@ -275,7 +282,7 @@ export class JobRunner {
       this.deps.relay.poke();
       metricOutcome = "succeeded";
       log.info({ images: stored.length, channel: slot.channel.name, resized }, "job succeeded");
-      return { result: { case: "images", value: { createdUnix: BigInt(Math.floor(Date.now() / 1000)), data: stored.map((image, index) => answeredImage(image, answers[index]!)) } } };
+      return { result: { case: "images", value: { createdUnix: BigInt(Math.floor(Date.now() / 1000)), data: stored.map((image, index) => answeredImage(image, answered[index]!)) } } };
     } catch (error) {
       const timedOut = signal.aborted;
       metricOutcome = timedOut ? "timeout" : "failed";
@@ -288,6 +295,7 @@ export class JobRunner {
         : "The model failed the job";
       return await this.#fail(ids, message, true, row.value);
     } finally {
+      answers.release();
       clearDeadline();
       // Awaited before the answer, so a client that waits for one job before the next finds its slot free
       // (a no-op once the success statement gave it back).
@@ -310,13 +318,14 @@ export class JobRunner {
     onSwitch: (slot: ChannelSlot) => void,
     log: JobLog,
     startRow: StartRow,
+    answers: AnswerPass,
   ): Promise<UpstreamOutcome> {
     const tried = new Set<string>([first.key, ...cannotRun(spec)]);
     let slot = first;
     for (;;) {
       let outcome: UpstreamOutcome;
       try {
-        outcome = await generateOnChannel(slot.channel, slot.apiKey, this.#upstreamRequest(spec), signal, this.deps.config);
+        outcome = await generateOnChannel(slot.channel, slot.apiKey, this.#upstreamRequest(spec), signal, this.deps.config, answers);
       } catch (error) {
         // Only the job's own deadline ends here; anything else thrown is a failure of this channel.
         slot.failed();
@@ -329,6 +338,8 @@ export class JobRunner {
         return outcome;
       }
       slot.failed();
+      // Nothing of this channel's answers is kept: the place goes to others while the next channel is asked.
+      answers.release();
       log.warn({ channel: slot.channel.name, detail: outcome.detail }, "upstream failed; trying the next channel");
       const next = await this.channels.take(spec.model, spec.tier, tried).catch((error: unknown) => {
         log.warn({ err: error }, "could not ask for the next channel; the job fails");

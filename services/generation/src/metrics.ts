@@ -29,12 +29,19 @@ export interface CapacityReading {
   limit: number;
 }
 
+export interface AnswerGateReading {
+  waiting: number;
+  answers: number;
+  bytes: number;
+}
+
 /** A refusal for capacity has no channel; it is counted under this one. */
 export const NO_CHANNEL = "none";
 
 export class GenerationMetrics {
   readonly registry = new Registry();
   #capacity: () => Iterable<CapacityReading> = () => [];
+  #answers: () => AnswerGateReading = () => ({ waiting: 0, answers: 0, bytes: 0 });
 
   readonly #requests = new Counter({
     name: "orvado_generation_requests_total",
@@ -81,6 +88,21 @@ export class GenerationMetrics {
   readonly #stepsOf = metricChildren(this.#steps);
 
   constructor() {
+    const answers = () => this.#answers();
+    for (const [name, help, pick] of [
+      ["orvado_generation_answers_waiting", "Upstream answers arrived and not yet read, waiting for room in the answer gate (answer-gate.ts)", (reading: AnswerGateReading) => reading.waiting],
+      ["orvado_generation_answers_admitted", "Jobs whose upstream answers are being read, decoded and stored now", (reading: AnswerGateReading) => reading.answers],
+      ["orvado_generation_answer_bytes_admitted", "Bytes of those answers", (reading: AnswerGateReading) => reading.bytes],
+    ] as const) {
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(pick(answers()));
+        },
+      });
+    }
     const read = () => this.#capacity();
     for (const [name, help, pick] of [
       ["orvado_generation_capacity_used", "Capacity slots this process holds (an upstream channel's capacity is shared by every replica)", (reading: CapacityReading) => reading.inUse],
@@ -98,6 +120,11 @@ export class GenerationMetrics {
         },
       });
     }
+  }
+
+  /** Where the answer gate's gauges read from (the job runner's AnswerGate). */
+  watchAnswers(source: () => AnswerGateReading): void {
+    this.#answers = source;
   }
 
   /** Where the capacity gauges read from (the job runner's slots). */

@@ -21,6 +21,8 @@ export interface GuardOptions {
   maxResponseBytes: number;
   /** Receives the refusal, so the caller can classify even if the SDK wraps the error. */
   onRefusal(reason: string): void;
+  /** The job's place for its answers (answer-gate.ts AnswerPass.admit); without it answers are read at once. */
+  admit?: (bytes: number, signal: AbortSignal | null | undefined) => Promise<void>;
 }
 
 const MAX_REDIRECTS = 3;
@@ -37,7 +39,7 @@ export function guardedFetch(options: GuardOptions): typeof fetch {
     for (let hop = 0; ; hop += 1) {
       const underBase = url.origin === base.origin && url.pathname.startsWith(base.pathname);
       const headers = headerRecord(init?.headers, !sameSite(url, base));
-      const request = { method, headers, body: init?.body, signal: init?.signal, maxBytes: options.maxResponseBytes };
+      const request = { method, headers, body: init?.body, signal: init?.signal, maxBytes: options.maxResponseBytes, admit: options.admit };
       const answer = await fetchAnswer(url, request, init, underBase || options.allowPrivateNetwork);
       const location = answer.headers.get("location");
       if (REDIRECT_STATUSES.has(answer.status) && location && method === "GET" && hop < MAX_REDIRECTS) {
@@ -106,11 +108,26 @@ async function trustedFetch(url: URL, request: PinnedInit, init: RequestInit | u
   }
   const response = await fetch(url, { ...init, headers: request.headers, redirect: "manual" });
   const limit = request.maxBytes ?? Infinity;
-  if (Number(response.headers.get("content-length") ?? "0") > limit) {
+  const given = Number(response.headers.get("content-length") ?? NaN);
+  const declared = Number.isSafeInteger(given) && given >= 0 ? given : undefined;
+  if (declared !== undefined && declared > limit) {
     await response.body?.cancel();
     throw new AnswerTooLarge(limit);
   }
-  return { status: response.status, statusText: response.statusText, headers: response.headers, bytes: await readLimited(response, limit) };
+  // As pinned-fetch.ts does: the body unread until the answer has its place, or, its length unknown, held back once read.
+  if (declared !== undefined) await admitOrCancel(request, response, declared);
+  const bytes = await readLimited(response, limit);
+  if (declared === undefined) await request.admit?.(bytes.length, request.signal);
+  return { status: response.status, statusText: response.statusText, headers: response.headers, bytes };
+}
+
+async function admitOrCancel(request: PinnedInit, response: Response, bytes: number): Promise<void> {
+  try {
+    await request.admit?.(bytes, request.signal);
+  } catch (error) {
+    await response.body?.cancel().catch(() => undefined);
+    throw error;
+  }
 }
 
 /** The one Response the AI SDK reads, once the answer is known not to be a refusal (read-response.ts: no copy of the bytes). */

@@ -163,3 +163,103 @@ describe("a kept-alive connection the upstream closed as the request went out (n
     expect(bodies.length - before).toBe(1);
   });
 });
+
+describe("an answer waiting for its place in the answer gate (node:http, a local server)", () => {
+  // The server writes a 32-MB answer as fast as the connection takes it and counts what it
+  // got out; until the client admits the answer, only the kernel's buffers can take any.
+  const LARGE = 32 * 1024 * 1024;
+  const CHUNK = Buffer.alloc(64 * 1024, 7);
+  let server: Server;
+  let port: number;
+  let written = 0;
+  const closed: Promise<void>[] = [];
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      // The client's reset (it closes with the answer unread) is expected here, not an error of the test.
+      request.socket.on("error", () => undefined);
+      closed.push(new Promise((resolve) => request.socket.once("close", () => resolve())));
+      if (request.url === "/unsized") return void response.end("u".repeat(20_000));
+      written = 0;
+      response.writeHead(200, { "content-length": String(LARGE), "content-type": "application/octet-stream" });
+      const pump = () => {
+        while (written < LARGE && !response.destroyed) {
+          written += CHUNK.length;
+          if (!response.write(CHUNK)) return void response.once("drain", pump);
+        }
+        response.end();
+      };
+      pump();
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    port = (server.address() as { port: number }).port;
+  });
+  afterAll(() => server?.close());
+
+  const anyAddress = ((host, options, callback) => dnsLookup(host, options, callback as never)) as typeof publicOnlyLookup;
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** Until the server's count stops moving: the connection has taken all it will without the client reading. */
+  async function untilWritesStall(): Promise<number> {
+    let last = -1;
+    for (let still = 0; still < 5; ) {
+      await sleep(40);
+      still = written === last ? still + 1 : 0;
+      last = written;
+    }
+    return written;
+  }
+
+  it("is not read until admitted: the upstream is held back by TCP, then the whole answer arrives", async () => {
+    let admit!: () => void;
+    const admitted: number[] = [];
+    const answer = fetchWithLookup(
+      new URL(`http://127.0.0.1:${port}/large`),
+      { method: "GET", headers: {}, admit: (bytes) => (admitted.push(bytes), new Promise<void>((resolve) => (admit = resolve))) },
+      anyAddress,
+    );
+    while (admitted.length === 0) await sleep(5);
+    expect(admitted).toEqual([LARGE]);
+    // Loopback's buffers take a few MB at most; a client that read on regardless would have taken all 32.
+    expect(await untilWritesStall()).toBeLessThan(LARGE / 2);
+    admit();
+    expect((await answer).bytes.length).toBe(LARGE);
+    expect(written).toBe(LARGE);
+  });
+
+  it("with no length declared, is read whole and then waits for its place by its size", async () => {
+    const calls: number[] = [];
+    let admit!: () => void;
+    let handed = false;
+    const answer = fetchWithLookup(
+      new URL(`http://127.0.0.1:${port}/unsized`),
+      { method: "GET", headers: {}, admit: (bytes) => (calls.push(bytes), new Promise<void>((resolve) => (admit = resolve))) },
+      anyAddress,
+    ).then((whole) => ((handed = true), whole));
+    while (calls.length === 0) await sleep(5);
+    expect(calls).toEqual([20_000]);
+    await sleep(20);
+    expect(handed).toBe(false);
+    admit();
+    expect(Buffer.from((await answer).bytes).toString()).toBe("u".repeat(20_000));
+  });
+
+  it("ends the request when the job's signal aborts while it waits: the admission's error, and the connection closed", async () => {
+    const controller = new AbortController();
+    const before = closed.length;
+    const answer = fetchWithLookup(
+      new URL(`http://127.0.0.1:${port}/large`),
+      {
+        method: "GET",
+        headers: {},
+        signal: controller.signal,
+        admit: (_bytes, signal) => new Promise<void>((_resolve, reject) => signal!.addEventListener("abort", () => reject(signal!.reason), { once: true })),
+      },
+      anyAddress,
+    );
+    while (closed.length === before) await sleep(5);
+    controller.abort(new DOMException("the job's time is up", "TimeoutError"));
+    await expect(answer).rejects.toMatchObject({ name: "AbortError" });
+    await closed[before];
+  });
+});

@@ -32,6 +32,11 @@ export interface PinnedInit {
   signal?: AbortSignal | null;
   /** An answer longer than this is refused with AnswerTooLarge (declared or as it arrives). */
   maxBytes?: number;
+  /**
+   * Waits for the answer's place before its body is read (its declared length), or, when
+   * no length is declared, once it is read and before it is handed on (answer-gate.ts).
+   */
+  admit?: (bytes: number, signal: AbortSignal | null | undefined) => Promise<void>;
 }
 
 /**
@@ -106,7 +111,7 @@ function requestOnce(url: URL, init: PinnedInit, lookup: typeof publicOnlyLookup
     endOnAbort(request, init.signal);
     request.once("response", (message: IncomingMessage) => {
       answered = true;
-      readAnswer(message, init.maxBytes ?? Infinity).then(resolve, reject);
+      readAnswer(message, init).then(resolve, reject);
     });
     if (typeof init.body === "string" || init.body instanceof Uint8Array) request.end(init.body);
     else request.end();
@@ -129,7 +134,9 @@ function endOnAbort(request: ClientRequest, signal: AbortSignal | null | undefin
 
 const abortError = (signal: AbortSignal) => Object.assign(new Error("The operation was aborted", { cause: signal.reason }), { name: "AbortError", code: "ABORT_ERR" });
 
-function readAnswer(message: IncomingMessage, maxBytes: number): Promise<Answer> {
+function readAnswer(message: IncomingMessage, init: PinnedInit): Promise<Answer> {
+  const { admit, signal } = init;
+  const maxBytes = init.maxBytes ?? Infinity;
   const headers = new Headers();
   for (const [name, value] of Object.entries(message.headers)) {
     if (value === undefined) continue;
@@ -137,21 +144,35 @@ function readAnswer(message: IncomingMessage, maxBytes: number): Promise<Answer>
   }
   const status = message.statusCode ?? 502;
   const answer = (bytes: Uint8Array): Answer => ({ status, statusText: message.statusMessage ?? "", headers, bytes });
-  if (Number(message.headers["content-length"] ?? 0) > maxBytes) {
+  const declared = declaredLength(message);
+  if (declared !== undefined && declared > maxBytes) {
     message.destroy();
     return Promise.reject(new AnswerTooLarge(maxBytes));
   }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    message.on("data", (chunk: Buffer) => {
-      length += chunk.length;
-      if (length > maxBytes) message.destroy(new AnswerTooLarge(maxBytes));
-      else chunks.push(chunk);
-    });
+  const read = new Promise<Answer>((resolve, reject) => {
     message.once("error", reject);
-    // A connection cut (or the call's signal aborting) mid-answer ends it short: not an answer.
-    message.once("aborted", () => reject(new Error("the upstream closed the connection before its answer was complete")));
-    message.once("end", () => resolve(answer(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length))));
+    // A connection cut mid-answer ends it short: not an answer (an AbortError when the call's signal ended it).
+    message.once("aborted", () => reject(signal?.aborted ? abortError(signal) : new Error("the upstream closed the connection before its answer was complete")));
+    const readBody = () => {
+      const chunks: Buffer[] = [];
+      let length = 0;
+      message.on("data", (chunk: Buffer) => {
+        length += chunk.length;
+        if (length > maxBytes) message.destroy(new AnswerTooLarge(maxBytes));
+        else chunks.push(chunk);
+      });
+      message.once("end", () => resolve(answer(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length))));
+    };
+    // Unread until admitted: node:http stops reading the socket once the message's buffer is full.
+    if (admit && declared !== undefined) admit(declared, signal).then(readBody, (error: unknown) => (message.destroy(), reject(error)));
+    else readBody();
   });
+  return admit && declared === undefined ? read.then(async (whole) => (await admit(whole.bytes.length, signal), whole)) : read;
+}
+
+/** The Content-Length the upstream declared, if any. */
+function declaredLength(message: IncomingMessage): number | undefined {
+  const given = message.headers["content-length"];
+  const length = given === undefined ? NaN : Number(given);
+  return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
 }

@@ -4,6 +4,7 @@ import { startSimulator, type SimulatedProvider, type Simulator } from "@orvado/
 import { parseCatalog, type ChannelConfig } from "../catalog.ts";
 import { FAILED_MESSAGE, REFUSED_MESSAGE, generateOnChannel, type UpstreamOutcome, type UpstreamSettings } from "./upstream.ts";
 import { editSupport } from "./edit-support.ts";
+import { AnswerGate, type AnswerPass } from "../answer-gate.ts";
 
 // Every provider adapter over real HTTP against its protocol simulator: the AI SDK
 // package does the talking; these tests check what the gateway makes of the answers.
@@ -54,13 +55,18 @@ function channelFor(c: Case, extra: Partial<ChannelConfig> = {}): ChannelConfig 
   return catalog.get("beta")!.channels[0]!;
 }
 
-const run = (c: Case, prompt: string, options: { width?: number; height?: number; n?: number; signal?: AbortSignal; extra?: Partial<ChannelConfig>; settings?: Partial<UpstreamSettings> } = {}) =>
+const run = (
+  c: Case,
+  prompt: string,
+  options: { width?: number; height?: number; n?: number; signal?: AbortSignal; extra?: Partial<ChannelConfig>; settings?: Partial<UpstreamSettings>; answers?: AnswerPass } = {},
+) =>
   generateOnChannel(
     channelFor(c, options.extra),
     API_KEY,
     { prompt, width: options.width ?? 1024, height: options.height ?? 1024, n: options.n ?? 1, quality: undefined },
     options.signal ?? AbortSignal.timeout(60_000),
     { ...settings, ...options.settings },
+    options.answers,
   );
 
 async function dimensions(outcome: UpstreamOutcome) {
@@ -177,5 +183,25 @@ describe("image edits", () => {
     const request = (prompt: string) => ({ prompt, width: 1024, height: 1024, n: 1, quality: undefined, edit });
     expect(await generateOnChannel(channelFor(c), API_KEY, request("x [sim:refuse]"), AbortSignal.timeout(10_000), settings)).toMatchObject({ ok: false, kind: "refused" });
     expect(await generateOnChannel(channelFor(c), API_KEY, request("x [sim:fail]"), AbortSignal.timeout(10_000), settings)).toMatchObject({ ok: false, kind: "failed" });
+  });
+});
+
+describe.each(CASES)("$label, through the answer gate (answer-gate.ts)", (c) => {
+  it("keeps a second job's image answer unread while the first job holds the only place, then delivers it", async () => {
+    const gate = new AnswerGate({ answers: 1, bytes: 256 * 1024 * 1024 });
+    const first = gate.pass();
+    expect(await dimensions(await run(c, "the first lighthouse", { answers: first }))).toEqual([["png", 1024, 1024]]);
+    // Its image (a 36-kB PNG, more as base64) took the place; a polled provider's status answers did not.
+    expect(gate.held.answers).toBe(1);
+    const second = gate.pass();
+    let done = false;
+    const secondRun = run(c, "the second lighthouse", { answers: second }).finally(() => (done = true));
+    while (gate.waiting === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(done).toBe(false);
+    first.release();
+    expect(await dimensions(await secondRun)).toEqual([["png", 1024, 1024]]);
+    second.release();
+    expect(gate.held).toEqual({ answers: 0, bytes: 0 });
   });
 });

@@ -6,6 +6,7 @@ import { UpstreamRefusal } from "./errors.ts";
 import { fitToSize } from "./fit.ts";
 import type { ImageModel, PreparedCall, UpstreamRequest } from "./types.ts";
 import { PROVIDERS } from "./registry.ts";
+import type { AnswerPass } from "../answer-gate.ts";
 
 // One attempt of a job on one channel, through the provider package's image model. What can happen:
 // images (possibly fewer than n: each is charged only when delivered), a refusal (final),
@@ -31,6 +32,8 @@ export async function generateOnChannel(
   request: UpstreamRequest,
   jobSignal: AbortSignal,
   settings: UpstreamSettings,
+  /** The job's place for its answers (answer-gate.ts); without one, answers are read as they come. */
+  answers?: AnswerPass,
 ): Promise<UpstreamOutcome> {
   if (channel.provider === "sandbox") {
     const outcome = await generateWithSandbox({ ...request, signal: jobSignal });
@@ -45,6 +48,7 @@ export async function generateOnChannel(
     allowPrivateNetwork: settings.allowPrivateUpstreams || channel.allowPrivateNetwork === true,
     maxResponseBytes: settings.maxUpstreamBytes,
     onRefusal: (reason) => (refusal ??= reason),
+    admit: answers && ((bytes, signal) => answers.admit(bytes, signal)),
   });
   const call = (await provider.loadFactory())({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs });
   const deadline = channel.timeoutMs ? callDeadline(jobSignal, channel.timeoutMs) : null;

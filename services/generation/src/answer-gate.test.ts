@@ -1,0 +1,121 @@
+import { describe, expect, it } from "vitest";
+import { AnswerGate, UNGATED_ANSWER_BYTES } from "./answer-gate.ts";
+
+// The gate alone (no transport): which answers it admits, in what order, and that
+// every place comes back.
+
+const KB = 1024;
+const settled = async <T>(promise: Promise<T>): Promise<boolean> => {
+  let done = false;
+  promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
+};
+
+describe("AnswerGate", () => {
+  it("admits at most `answers` jobs at once; the next waits until one is released, first come first admitted", async () => {
+    const gate = new AnswerGate({ answers: 2, bytes: 1024 * KB });
+    const [a, b, c, d] = [gate.pass(), gate.pass(), gate.pass(), gate.pass()];
+    await a.admit(20 * KB);
+    await b.admit(20 * KB);
+    const third = c.admit(20 * KB);
+    const fourth = d.admit(20 * KB);
+    expect(await settled(third)).toBe(false);
+    expect(gate.waiting).toBe(2);
+    b.release();
+    expect(await settled(third)).toBe(true);
+    expect(await settled(fourth)).toBe(false);
+    a.release();
+    expect(await settled(fourth)).toBe(true);
+    expect(gate.held).toEqual({ answers: 2, bytes: 40 * KB });
+    c.release();
+    d.release();
+    expect(gate.held).toEqual({ answers: 0, bytes: 0 });
+  });
+
+  it("bounds the bytes admitted, and admits an answer larger than the limit alone", async () => {
+    const gate = new AnswerGate({ answers: 10, bytes: 100 * KB });
+    const [small, large, after] = [gate.pass(), gate.pass(), gate.pass()];
+    await small.admit(60 * KB);
+    const largeIn = large.admit(300 * KB);
+    expect(await settled(largeIn)).toBe(false);
+    // Behind the large one in line, though it would fit now: no answer jumps the queue.
+    const afterIn = after.admit(30 * KB);
+    expect(await settled(afterIn)).toBe(false);
+    small.release();
+    expect(await settled(largeIn)).toBe(true);
+    expect(gate.held).toEqual({ answers: 1, bytes: 300 * KB });
+    expect(await settled(afterIn)).toBe(false);
+    large.release();
+    expect(await settled(afterIn)).toBe(true);
+    after.release();
+    expect(gate.held).toEqual({ answers: 0, bytes: 0 });
+  });
+
+  it("lets small answers (a polling provider's status) pass without a place", async () => {
+    const gate = new AnswerGate({ answers: 1, bytes: 1024 * KB });
+    const holder = gate.pass();
+    await holder.admit(50 * KB);
+    const poller = gate.pass();
+    await expect(poller.admit(UNGATED_ANSWER_BYTES - 1)).resolves.toBeUndefined();
+    expect(gate.held).toEqual({ answers: 1, bytes: 50 * KB });
+    holder.release();
+  });
+
+  it("never makes a job that holds a place wait again: its further answers add their bytes at once", async () => {
+    const gate = new AnswerGate({ answers: 1, bytes: 100 * KB });
+    const job = gate.pass();
+    await job.admit(80 * KB);
+    await job.admit(80 * KB);
+    expect(gate.held).toEqual({ answers: 1, bytes: 160 * KB });
+    const other = gate.pass();
+    const otherIn = other.admit(20 * KB);
+    expect(await settled(otherIn)).toBe(false);
+    job.release();
+    job.release();
+    expect(await settled(otherIn)).toBe(true);
+    expect(gate.held).toEqual({ answers: 1, bytes: 20 * KB });
+    other.release();
+  });
+
+  it("gives a job's parallel answers one place: the second waits for the first's admission, not for a place of its own", async () => {
+    const gate = new AnswerGate({ answers: 1, bytes: 1024 * KB });
+    const holder = gate.pass();
+    await holder.admit(20 * KB);
+    const job = gate.pass();
+    const first = job.admit(30 * KB);
+    const second = job.admit(40 * KB);
+    expect(gate.waiting).toBe(1);
+    holder.release();
+    await Promise.all([first, second]);
+    expect(gate.held).toEqual({ answers: 1, bytes: 70 * KB });
+    job.release();
+    expect(gate.held).toEqual({ answers: 0, bytes: 0 });
+  });
+
+  it("takes a waiter whose signal aborts out of line, with the signal's reason, and admits the next", async () => {
+    const gate = new AnswerGate({ answers: 1, bytes: 1024 * KB });
+    const holder = gate.pass();
+    await holder.admit(20 * KB);
+    const controller = new AbortController();
+    const leaving = gate.pass().admit(20 * KB, controller.signal);
+    const staying = gate.pass();
+    const stayingIn = staying.admit(20 * KB);
+    controller.abort(new DOMException("the job's time is up", "TimeoutError"));
+    await expect(leaving).rejects.toMatchObject({ name: "TimeoutError" });
+    expect(gate.waiting).toBe(1);
+    holder.release();
+    expect(await settled(stayingIn)).toBe(true);
+    staying.release();
+    expect(gate.held).toEqual({ answers: 0, bytes: 0 });
+    await expect(gate.pass().admit(20 * KB, AbortSignal.abort())).resolves.toBeUndefined();
+  });
+
+  it("refuses limits that are not whole numbers of at least 1", () => {
+    expect(() => new AnswerGate({ answers: 0, bytes: 1024 })).toThrow(/answers limit/);
+    expect(() => new AnswerGate({ answers: 4, bytes: 1.5 })).toThrow(/bytes limit/);
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * Upstream answers being turned into stored images at once, bounded in number and
+ * in bytes. An answer is admitted when its headers arrive (its declared length) or,
+ * with no length given, once read; until then its body is not read, so a large one
+ * stays in the kernel and the upstream (TCP flow control), and a small one as its
+ * raw bytes. A job keeps its place until its images are stored
+ * (docs/architecture.md#upstream-answers-in-memory).
+ *
+ * Why: when thousands of held jobs' answers come back faster than the two cores
+ * store them, each one read was also decoded as text, parsed and decoded again
+ * from base64 before any got stored; the heap held all of them at once and the
+ * event loop spent seconds on a single turn reading them (docs/performance.md#the-answer-gate).
+ */
+export interface AnswerGateLimits {
+  /** Answers admitted at once (those of the jobs between their upstream answer and their stored images). */
+  answers: number;
+  /** Their bytes at once; one answer larger than this is admitted alone. */
+  bytes: number;
+}
+
+/**
+ * Answers smaller than this pass without a place: cheap to parse and hold, and what a
+ * polling provider's status answers are, so a job polling for minutes holds no place
+ * between its polls.
+ */
+export const UNGATED_ANSWER_BYTES = 16 * 1024;
+
+interface Waiter {
+  bytes: number;
+  admit(): void;
+}
+
+export class AnswerGate {
+  #answers = 0;
+  #bytes = 0;
+  readonly #waiting: Waiter[] = [];
+
+  constructor(private readonly limits: AnswerGateLimits) {
+    for (const [name, value] of Object.entries(limits)) {
+      if (!Number.isInteger(value) || value < 1) throw new Error(`the answer gate's ${name} limit must be a whole number ≥ 1 (got ${value})`);
+    }
+  }
+
+  /** Answers waiting for a place now (the metrics' gauge). */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  /** Answers admitted now, and their bytes. */
+  get held(): { answers: number; bytes: number } {
+    return { answers: this.#answers, bytes: this.#bytes };
+  }
+
+  /** One job's place: its first large answer waits for room; the job gives it back with release(). */
+  pass(): AnswerPass {
+    return new AnswerPass(this);
+  }
+
+  /** Waits in line (first come, first admitted) until `bytes` fit; a signal that aborts takes the waiter out of line. */
+  enter(bytes: number, signal?: AbortSignal | null): Promise<void> {
+    if (this.#waiting.length === 0 && this.#fits(bytes)) {
+      this.#take(bytes);
+      return Promise.resolve();
+    }
+    signal?.throwIfAborted();
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        bytes,
+        admit: () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        },
+      };
+      const onAbort = () => {
+        const index = this.#waiting.indexOf(waiter);
+        if (index >= 0) this.#waiting.splice(index, 1);
+        this.#admitWaiting();
+        reject(signal!.reason);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#waiting.push(waiter);
+    });
+  }
+
+  /** Bytes a job that already has its place adds (a second answer, or more than declared): it never waits, so no holder waits on another. */
+  grow(bytes: number): void {
+    this.#bytes += bytes;
+  }
+
+  leave(answers: number, bytes: number): void {
+    this.#answers -= answers;
+    this.#bytes -= bytes;
+    this.#admitWaiting();
+  }
+
+  /** An answer fits when there is room for it, or when nothing is admitted (one larger than the byte limit goes alone). */
+  #fits(bytes: number): boolean {
+    if (this.#answers === 0) return true;
+    return this.#answers < this.limits.answers && this.#bytes + bytes <= this.limits.bytes;
+  }
+
+  #take(bytes: number): void {
+    this.#answers += 1;
+    this.#bytes += bytes;
+  }
+
+  #admitWaiting(): void {
+    while (this.#waiting.length > 0 && this.#fits(this.#waiting[0]!.bytes)) {
+      const next = this.#waiting.shift()!;
+      this.#take(next.bytes);
+      next.admit();
+    }
+  }
+}
+
+/** A job's place in the gate: held from its first large answer until release(); released twice, it gives back once. */
+export class AnswerPass {
+  #bytes = 0;
+  #held = false;
+  #entering: Promise<void> | null = null;
+
+  constructor(private readonly gate: AnswerGate) {}
+
+  /**
+   * Before an answer of `bytes` is read (or, its length unknown, handed on): the job's
+   * first large answer waits for its place; later ones (parallel batches, a result
+   * image after its JSON) add their bytes at once.
+   */
+  async admit(bytes: number, signal?: AbortSignal | null): Promise<void> {
+    if (bytes < UNGATED_ANSWER_BYTES) return;
+    if (this.#held) return this.#grow(bytes);
+    if (this.#entering) {
+      // A parallel batch's answer while the first waits: it rides on the same place.
+      await this.#entering;
+      return this.#grow(bytes);
+    }
+    this.#entering = this.gate.enter(bytes, signal).then(() => {
+      this.#held = true;
+      this.#bytes += bytes;
+    });
+    try {
+      await this.#entering;
+    } finally {
+      this.#entering = null;
+    }
+  }
+
+  release(): void {
+    if (!this.#held) return;
+    this.#held = false;
+    this.gate.leave(1, this.#bytes);
+    this.#bytes = 0;
+  }
+
+  #grow(bytes: number): void {
+    this.#bytes += bytes;
+    this.gate.grow(bytes);
+  }
+}
