@@ -53,6 +53,8 @@ export async function startSplitOrvado(options: {
         // Node flags for the service processes only (e.g. --heapsnapshot-signal=SIGUSR2 to look inside one).
         ...(process.env.BENCH_SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVICE_NODE_OPTIONS } : {}),
         ...options.env,
+        // Settings to compare, run by run (e.g. "GENERATION_ANSWERS_AT_ONCE=100000 GENERATION_ANSWER_BYTES_AT_ONCE=68719476736").
+        ...serviceSettings(process.env.SOAK_SERVICE_ENV),
       },
     });
     const accounts = await fundBenchAccounts({ authUrls: stack.url("auth"), billingUrls: stack.url("billing"), internalSecret: stack.secret }, options.accounts, "soak");
@@ -68,4 +70,15 @@ export async function startSplitOrvado(options: {
     await stop();
     throw error;
   }
+}
+
+/** SOAK_SERVICE_ENV: space-separated NAME=value pairs given to every service process. */
+export function serviceSettings(text: string | undefined): Record<string, string> {
+  const settings: Record<string, string> = {};
+  for (const pair of (text ?? "").split(/\s+/).filter(Boolean)) {
+    const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(pair);
+    if (!match) throw new Error(`SOAK_SERVICE_ENV takes NAME=value pairs separated by spaces, not ${JSON.stringify(pair)}`);
+    settings[match[1]!] = match[2]!;
+  }
+  return settings;
 }

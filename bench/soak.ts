@@ -21,7 +21,8 @@
 // SOAK_RESPONSE_FORMAT ("url", the default, or "b64_json"), SOAK_REPLICAS (processes
 // of the edge and of generation), SOAK_DRIVERS (load driver processes), SOAK_UPSTREAMS
 // (upstream processes; the last three computed from the open-files limit when not set),
-// BENCH_DB_SERVER.
+// BENCH_DB_SERVER, BENCH_SERVICE_NODE_OPTIONS (NODE_OPTIONS of the service processes),
+// SOAK_SERVICE_ENV (NAME=value pairs, separated by spaces, given to every service process).
 import { spawnSync } from "node:child_process";
 import { writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";

@@ -29,8 +29,8 @@ describe("generation config: settings that must agree", () => {
     expect(() => loadGenerationConfig({ ...ENV, GENERATION_CHANNEL_LEASE_TTL_MS: "4000", GENERATION_CHANNEL_LEASE_RENEW_MS: "2001" })).toThrow(/GENERATION_CHANNEL_LEASE_RENEW_MS: must be at most half/);
   });
 
-  it("reads the answer gate (32 answers, 128 MiB at once) and refuses limits below one answer or 1 MiB", () => {
-    expect(loadGenerationConfig(ENV).answerGate).toEqual({ answers: 32, bytes: 128 * 1024 * 1024 });
+  it("reads the answer gate (64 answers, 256 MiB at once) and refuses limits below one answer or 1 MiB", () => {
+    expect(loadGenerationConfig(ENV).answerGate).toEqual({ answers: 64, bytes: 256 * 1024 * 1024 });
     expect(loadGenerationConfig({ ...ENV, GENERATION_ANSWERS_AT_ONCE: "4", GENERATION_ANSWER_BYTES_AT_ONCE: "8388608" }).answerGate).toEqual({ answers: 4, bytes: 8 * 1024 * 1024 });
     expect(() => loadGenerationConfig({ ...ENV, GENERATION_ANSWERS_AT_ONCE: "0" })).toThrow(/GENERATION_ANSWERS_AT_ONCE/);
     expect(() => loadGenerationConfig({ ...ENV, GENERATION_ANSWER_BYTES_AT_ONCE: "1000" })).toThrow(/GENERATION_ANSWER_BYTES_AT_ONCE/);

@@ -30,8 +30,8 @@ const schema = z.object({
   GENERATION_ORPHAN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(TIMING_DEFAULTS.GENERATION_ORPHAN_GRACE_MS),
   GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS: z.coerce.number().int().min(0).max(100_000).default(32),
   GENERATION_MAX_UPSTREAM_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(50 * 1024 * 1024),
-  GENERATION_ANSWERS_AT_ONCE: z.coerce.number().int().min(1).max(100_000).default(32),
-  GENERATION_ANSWER_BYTES_AT_ONCE: z.coerce.number().int().min(1024 * 1024).max(64 * 1024 * 1024 * 1024).default(128 * 1024 * 1024),
+  GENERATION_ANSWERS_AT_ONCE: z.coerce.number().int().min(1).max(100_000).default(64),
+  GENERATION_ANSWER_BYTES_AT_ONCE: z.coerce.number().int().min(1024 * 1024).max(64 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
 })
   .superRefine(checkStorageEnv)
   .superRefine((env, ctx) => {
