@@ -255,10 +255,10 @@ export class JobRunner {
     const jobEnded = this.deps.metrics?.jobStarted(spec.model.id, firstSlot.channel.name);
     let metricOutcome: JobOutcome = "failed";
     let slot = firstSlot;
-    const answers = this.answerGate.pass();
+    const answerPlace = this.answerGate.pass();
     try {
       let stepStart = performance.now();
-      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, startRow, answers);
+      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, startRow, answerPlace);
       this.deps.metrics?.stepTook("upstream", stepStart);
       const row = await settle(startRow.end());
       if (!row.ok) return this.#notStarted(ids.requestId, row.error);
@@ -267,9 +267,9 @@ export class JobRunner {
       if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused", unwritten);
       stepStart = performance.now();
       const { resized } = outcome;
-      const { stored, answers: answered } = await this.#store(spec, takeImages(outcome), format);
+      const { stored, answers } = await this.#store(spec, takeImages(outcome), format);
       // Stored: the upstream's answer is no longer held (a b64_json answer keeps only its image).
-      answers.release();
+      answerPlace.release();
       this.deps.metrics?.stepTook("store", stepStart);
       stepStart = performance.now();
       // The slot and the lease go back in the success's own statement (job-store.ts), or the
@@ -282,7 +282,7 @@ export class JobRunner {
       this.deps.relay.poke();
       metricOutcome = "succeeded";
       log.info({ images: stored.length, channel: slot.channel.name, resized }, "job succeeded");
-      return { result: { case: "images", value: { createdUnix: BigInt(Math.floor(Date.now() / 1000)), data: stored.map((image, index) => answeredImage(image, answered[index]!)) } } };
+      return { result: { case: "images", value: { createdUnix: BigInt(Math.floor(Date.now() / 1000)), data: stored.map((image, index) => answeredImage(image, answers[index]!)) } } };
     } catch (error) {
       const timedOut = signal.aborted;
       metricOutcome = timedOut ? "timeout" : "failed";
@@ -295,7 +295,7 @@ export class JobRunner {
         : "The model failed the job";
       return await this.#fail(ids, message, true, row.value);
     } finally {
-      answers.release();
+      answerPlace.release();
       clearDeadline();
       // Awaited before the answer, so a client that waits for one job before the next finds its slot free
       // (a no-op once the success statement gave it back).
@@ -318,14 +318,14 @@ export class JobRunner {
     onSwitch: (slot: ChannelSlot) => void,
     log: JobLog,
     startRow: StartRow,
-    answers: AnswerPass,
+    answerPlace: AnswerPass,
   ): Promise<UpstreamOutcome> {
     const tried = new Set<string>([first.key, ...cannotRun(spec)]);
     let slot = first;
     for (;;) {
       let outcome: UpstreamOutcome;
       try {
-        outcome = await generateOnChannel(slot.channel, slot.apiKey, this.#upstreamRequest(spec), signal, this.deps.config, answers);
+        outcome = await generateOnChannel(slot.channel, slot.apiKey, this.#upstreamRequest(spec), signal, this.deps.config, answerPlace);
       } catch (error) {
         // Only the job's own deadline ends here; anything else thrown is a failure of this channel.
         slot.failed();
@@ -339,7 +339,7 @@ export class JobRunner {
       }
       slot.failed();
       // Nothing of this channel's answers is kept: the place goes to others while the next channel is asked.
-      answers.release();
+      answerPlace.release();
       log.warn({ channel: slot.channel.name, detail: outcome.detail }, "upstream failed; trying the next channel");
       const next = await this.channels.take(spec.model, spec.tier, tried).catch((error: unknown) => {
         log.warn({ err: error }, "could not ask for the next channel; the job fails");

@@ -33,7 +33,7 @@ export async function generateOnChannel(
   jobSignal: AbortSignal,
   settings: UpstreamSettings,
   /** The job's place for its answers (answer-gate.ts); without one, answers are read as they come. */
-  answers?: AnswerPass,
+  answerPlace?: AnswerPass,
 ): Promise<UpstreamOutcome> {
   if (channel.provider === "sandbox") {
     const outcome = await generateWithSandbox({ ...request, signal: jobSignal });
@@ -48,7 +48,7 @@ export async function generateOnChannel(
     allowPrivateNetwork: settings.allowPrivateUpstreams || channel.allowPrivateNetwork === true,
     maxResponseBytes: settings.maxUpstreamBytes,
     onRefusal: (reason) => (refusal ??= reason),
-    admit: answers && ((bytes, signal) => answers.admit(bytes, signal)),
+    admit: answerPlace && ((bytes, signal) => answerPlace.admit(bytes, signal)),
   });
   const call = (await provider.loadFactory())({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs });
   const deadline = channel.timeoutMs ? callDeadline(jobSignal, channel.timeoutMs) : null;
