@@ -1,15 +1,16 @@
 /**
  * Upstream answers being turned into stored images at once, bounded in number and
  * in bytes. An answer is admitted when its headers arrive (its declared length) or,
- * with no length given, once read; until then its body is not read, so a large one
- * stays in the kernel and the upstream (TCP flow control), and a small one as its
- * raw bytes. A job keeps its place until its images are stored
- * (docs/architecture.md#upstream-answers-in-memory).
+ * with no length given, once read. Until then its body is not read: a large one
+ * stays in the kernel and the upstream (TCP flow control); a small one, which
+ * arrived in one read, waits as its raw bytes. A job keeps its place until its
+ * images are stored (docs/architecture.md#upstream-answers-in-memory).
  *
- * Why: when thousands of held jobs' answers come back faster than the two cores
- * store them, each one read was also decoded as text, parsed and decoded again
- * from base64 before any got stored; the heap held all of them at once and the
- * event loop spent seconds on a single turn reading them (docs/performance.md#the-answer-gate).
+ * Why: answers that come back faster than the machine stores them (a hundred
+ * 35-MB photos, or the soak's 10,000 held jobs) were each read, decoded as text,
+ * parsed and decoded from base64 as they came, all at once: 2.2 GB for 100
+ * connections of 4096² b64_json against 0.75 GB through the gate
+ * (docs/performance.md#the-answer-gate).
  */
 export interface AnswerGateLimits {
   /** Answers admitted at once (those of the jobs between their upstream answer and their stored images). */
