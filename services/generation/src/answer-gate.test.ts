@@ -15,6 +15,14 @@ const settled = async <T>(promise: Promise<T>): Promise<boolean> => {
   return done;
 };
 
+/** A gate of one place (1 MiB), its place taken by a job holding `bytes`. */
+async function gateWithItsPlaceTaken(bytes: number) {
+  const gate = new AnswerGate({ answers: 1, bytes: 1024 * KB });
+  const holder = gate.pass();
+  await holder.admit(bytes);
+  return { gate, holder };
+}
+
 describe("AnswerGate", () => {
   it("admits at most `answers` jobs at once; the next waits until one is released, first come first admitted", async () => {
     const gate = new AnswerGate({ answers: 2, bytes: 1024 * KB });
@@ -56,9 +64,7 @@ describe("AnswerGate", () => {
   });
 
   it("lets small answers (a polling provider's status) pass without a place", async () => {
-    const gate = new AnswerGate({ answers: 1, bytes: 1024 * KB });
-    const holder = gate.pass();
-    await holder.admit(50 * KB);
+    const { gate, holder } = await gateWithItsPlaceTaken(50 * KB);
     const poller = gate.pass();
     await expect(poller.admit(UNGATED_ANSWER_BYTES - 1)).resolves.toBeUndefined();
     expect(gate.held).toEqual({ answers: 1, bytes: 50 * KB });
@@ -82,9 +88,7 @@ describe("AnswerGate", () => {
   });
 
   it("gives a job's parallel answers one place: the second waits for the first's admission, not for a place of its own", async () => {
-    const gate = new AnswerGate({ answers: 1, bytes: 1024 * KB });
-    const holder = gate.pass();
-    await holder.admit(20 * KB);
+    const { gate, holder } = await gateWithItsPlaceTaken(20 * KB);
     const job = gate.pass();
     const first = job.admit(30 * KB);
     const second = job.admit(40 * KB);
@@ -97,9 +101,7 @@ describe("AnswerGate", () => {
   });
 
   it("takes a waiter whose signal aborts out of line, with the signal's reason, and admits the next", async () => {
-    const gate = new AnswerGate({ answers: 1, bytes: 1024 * KB });
-    const holder = gate.pass();
-    await holder.admit(20 * KB);
+    const { gate, holder } = await gateWithItsPlaceTaken(20 * KB);
     const controller = new AbortController();
     const leaving = gate.pass().admit(20 * KB, controller.signal);
     const staying = gate.pass();

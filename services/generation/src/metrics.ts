@@ -88,38 +88,35 @@ export class GenerationMetrics {
   readonly #stepsOf = metricChildren(this.#steps);
 
   constructor() {
-    const answers = () => this.#answers();
     for (const [name, help, pick] of [
       ["orvado_generation_answers_waiting", "Upstream answers arrived and not yet read, waiting for room in the answer gate (answer-gate.ts)", (reading: AnswerGateReading) => reading.waiting],
       ["orvado_generation_answers_admitted", "Jobs whose upstream answers are being read, decoded and stored now", (reading: AnswerGateReading) => reading.answers],
       ["orvado_generation_answer_bytes_admitted", "Bytes of those answers", (reading: AnswerGateReading) => reading.bytes],
     ] as const) {
-      new Gauge({
-        name,
-        help,
-        registers: [this.registry],
-        collect() {
-          this.set(pick(answers()));
-        },
-      });
+      this.#gaugeReadAtScrape(name, help, [], (gauge) => gauge.set(pick(this.#answers())));
     }
-    const read = () => this.#capacity();
     for (const [name, help, pick] of [
       ["orvado_generation_capacity_used", "Capacity slots this process holds (an upstream channel's capacity is shared by every replica)", (reading: CapacityReading) => reading.inUse],
       ["orvado_generation_capacity_limit", "Capacity slots configured for the channel", (reading: CapacityReading) => reading.limit],
     ] as const) {
-      new Gauge({
-        name,
-        help,
-        labelNames: ["model", "channel"] as const,
-        registers: [this.registry],
-        // Read at scrape time, so the gauge can never drift from the counters it mirrors.
-        collect() {
-          this.reset();
-          for (const reading of read()) this.set({ model: reading.model, channel: reading.channel }, pick(reading));
-        },
+      this.#gaugeReadAtScrape(name, help, ["model", "channel"], (gauge) => {
+        gauge.reset();
+        for (const reading of this.#capacity()) gauge.set({ model: reading.model, channel: reading.channel }, pick(reading));
       });
     }
+  }
+
+  /** A gauge filled at scrape time, so it can never drift from the state it mirrors. */
+  #gaugeReadAtScrape(name: string, help: string, labelNames: string[], fill: (gauge: Gauge) => void): void {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      collect() {
+        fill(this);
+      },
+    });
   }
 
   /** Where the answer gate's gauges read from (the job runner's AnswerGate). */
