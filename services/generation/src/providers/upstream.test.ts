@@ -4,7 +4,7 @@ import { startSimulator, type SimulatedProvider, type Simulator } from "@orvado/
 import { parseCatalog, type ChannelConfig } from "../catalog.ts";
 import { FAILED_MESSAGE, REFUSED_MESSAGE, generateOnChannel, type UpstreamOutcome, type UpstreamSettings } from "./upstream.ts";
 import { editSupport } from "./edit-support.ts";
-import { AnswerGate, type AnswerPass } from "../answer-gate.ts";
+import { AnswerGate, UNGATED_ANSWER_BYTES, type AnswerPass } from "../answer-gate.ts";
 
 // Every provider adapter over real HTTP against its protocol simulator: the AI SDK
 // package does the talking; these tests check what the gateway makes of the answers.
@@ -120,6 +120,20 @@ describe.each(CASES)("$label", (c) => {
   it("treats a channel's own timeout as a failure, so the job can fail over", async () => {
     const outcome = await run(c, "slow [sim:hang]", { extra: { timeoutMs: 300 } });
     expect(outcome).toMatchObject({ ok: false, kind: "failed" });
+  });
+
+  it("stops the channel's clock while the answer waits for its place in the answer gate: the wait is the gateway's", async () => {
+    const gate = new AnswerGate({ answers: 1, bytes: 256 * 1024 * 1024 });
+    const holder = gate.pass();
+    await holder.admit(UNGATED_ANSWER_BYTES);
+    const waiting = gate.pass();
+    const outcome = run(c, "a patient lighthouse", { extra: { timeoutMs: 300 }, answers: waiting });
+    while (gate.waiting === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Twice the channel's limit in line, then the place: the answer is delivered, not failed as a timeout.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    holder.release();
+    expect(await dimensions(await outcome)).toEqual([["png", 1024, 1024]]);
+    waiting.release();
   });
 
 });

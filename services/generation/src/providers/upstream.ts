@@ -48,7 +48,8 @@ export async function generateOnChannel(
     allowPrivateNetwork: settings.allowPrivateUpstreams || channel.allowPrivateNetwork === true,
     maxResponseBytes: settings.maxUpstreamBytes,
     onRefusal: (reason) => (refusal ??= reason),
-    admit: answerPlace && ((bytes, signal) => answerPlace.admit(bytes, signal)),
+    // The wait for a place is the gateway's, not the upstream's: the channel's time limit stands still meanwhile.
+    admit: answerPlace && ((bytes, signal) => deadline?.pausedWhile(() => answerPlace.admit(bytes, signal)) ?? answerPlace.admit(bytes, signal)),
   });
   const call = (await provider.loadFactory())({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs });
   const deadline = channel.timeoutMs ? callDeadline(jobSignal, channel.timeoutMs) : null;
@@ -143,19 +144,47 @@ export function imageMediaType(bytes: Uint8Array): string {
  * timer that outlived the call by up to the channel's limit; this one is
  * cleared when the call ends.
  */
-function callDeadline(jobSignal: AbortSignal, timeoutMs: number): { signal: AbortSignal; clear(): void } {
+function callDeadline(jobSignal: AbortSignal, timeoutMs: number): CallDeadline {
   const controller = new AbortController();
   const onJobAbort = () => controller.abort(jobSignal.reason);
   if (jobSignal.aborted) onJobAbort();
   else jobSignal.addEventListener("abort", onJobAbort, { once: true });
-  const timer = setTimeout(() => controller.abort(new DOMException(`The upstream did not answer within ${timeoutMs} ms`, "TimeoutError")), timeoutMs);
+  const expire = () => controller.abort(new DOMException(`The upstream did not answer within ${timeoutMs} ms`, "TimeoutError"));
+  let left = timeoutMs;
+  let startedAt = performance.now();
+  let timer: NodeJS.Timeout | undefined = setTimeout(expire, left);
+  let pauses = 0;
+  let cleared = false;
   return {
     signal: controller.signal,
     clear: () => {
+      cleared = true;
       clearTimeout(timer);
       jobSignal.removeEventListener("abort", onJobAbort);
     },
+    async pausedWhile(wait) {
+      // Parallel batches may wait at once: the clock stops at the first and starts again after the last.
+      if (pauses++ === 0) {
+        clearTimeout(timer);
+        left -= performance.now() - startedAt;
+      }
+      try {
+        return await wait();
+      } finally {
+        if (--pauses === 0 && !cleared && !controller.signal.aborted) {
+          startedAt = performance.now();
+          timer = setTimeout(expire, Math.max(0, left));
+        }
+      }
+    },
   };
+}
+
+interface CallDeadline {
+  signal: AbortSignal;
+  clear(): void;
+  /** Stops the clock while `wait` runs (the job waiting for its place in the answer gate). */
+  pausedWhile<T>(wait: () => Promise<T>): Promise<T>;
 }
 
 /** n split into calls of at most `perCall` images: 5 with 2 per call is [2, 2, 1]. */
