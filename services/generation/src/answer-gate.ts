@@ -88,8 +88,9 @@ export class AnswerGate {
     this.#bytes += bytes;
   }
 
-  leave(answers: number, bytes: number): void {
-    this.#answers -= answers;
+  /** A job gives back its place and all the bytes it held. */
+  leave(bytes: number): void {
+    this.#answers -= 1;
     this.#bytes -= bytes;
     this.#admitWaiting();
   }
@@ -149,7 +150,7 @@ export class AnswerPass {
   release(): void {
     if (!this.#held) return;
     this.#held = false;
-    this.gate.leave(1, this.#bytes);
+    this.gate.leave(this.#bytes);
     this.#bytes = 0;
   }
 

@@ -31,7 +31,8 @@ export const STACK_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=32"];
  * 913-982 against 1,051-1,188 MiB in three alternating pairs, then 1,125-1,334 either
  * way (docs/performance.md#the-services-node-flags).
  */
-const HELD_REQUEST_FLAGS: readonly string[] = ["--max-semi-space-size=4", "--heap-growing-percent=15"];
+const HEAP_GROWTH_FLAG = "--heap-growing-percent=15";
+const HELD_REQUEST_FLAGS: readonly string[] = ["--max-semi-space-size=4", HEAP_GROWTH_FLAG];
 
 /**
  * Generation's young generation is 32 MB (16-MB semi-spaces): it is the process that
@@ -43,7 +44,7 @@ const HELD_REQUEST_FLAGS: readonly string[] = ["--max-semi-space-size=4", "--hea
  * generation collected no less (6.1-6.5 s) and peaked no lower; the edge's at 32 MB
  * cost it 22-44 MiB and lowered nothing (docs/performance.md#the-services-node-flags).
  */
-const ANSWER_READER_FLAGS: readonly string[] = ["--max-semi-space-size=16", "--heap-growing-percent=15"];
+const ANSWER_READER_FLAGS: readonly string[] = ["--max-semi-space-size=16", HEAP_GROWTH_FLAG];
 
 export const SERVICE_NODE_FLAGS: Readonly<Record<"auth" | "billing" | "generation" | "edge", readonly string[]>> = {
   auth: HELD_REQUEST_FLAGS,

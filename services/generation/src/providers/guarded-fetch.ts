@@ -1,6 +1,6 @@
 import type { UpstreamProvider } from "../catalog.ts";
 import { lookup as dnsLookup } from "node:dns";
-import { AnswerTooLarge, fetchWithLookup, pinnedFetch, publicOnlyLookup, type Answer, type PinnedInit } from "./pinned-fetch.ts";
+import { AnswerTooLarge, declaredLength, fetchWithLookup, pinnedFetch, publicOnlyLookup, type Answer, type PinnedInit } from "./pinned-fetch.ts";
 import { detectRefusal, mayRefuse } from "./refusals.ts";
 import { UpstreamFailure, UpstreamRefusal } from "./errors.ts";
 import { sameSite } from "./same-site.ts";
@@ -108,8 +108,7 @@ async function trustedFetch(url: URL, request: PinnedInit, init: RequestInit | u
   }
   const response = await fetch(url, { ...init, headers: request.headers, redirect: "manual" });
   const limit = request.maxBytes ?? Infinity;
-  const given = Number(response.headers.get("content-length") ?? NaN);
-  const declared = Number.isSafeInteger(given) && given >= 0 ? given : undefined;
+  const declared = declaredLength(response.headers.get("content-length"));
   if (declared !== undefined && declared > limit) {
     await response.body?.cancel();
     throw new AnswerTooLarge(limit);

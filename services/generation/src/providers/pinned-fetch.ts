@@ -144,7 +144,7 @@ function readAnswer(message: IncomingMessage, init: PinnedInit): Promise<Answer>
   }
   const status = message.statusCode ?? 502;
   const answer = (bytes: Uint8Array): Answer => ({ status, statusText: message.statusMessage ?? "", headers, bytes });
-  const declared = declaredLength(message);
+  const declared = declaredLength(message.headers["content-length"]);
   if (declared !== undefined && declared > maxBytes) {
     message.destroy();
     return Promise.reject(new AnswerTooLarge(maxBytes));
@@ -170,9 +170,8 @@ function readAnswer(message: IncomingMessage, init: PinnedInit): Promise<Answer>
   return admit && declared === undefined ? read.then(async (whole) => (await admit(whole.bytes.length, signal), whole)) : read;
 }
 
-/** The Content-Length the upstream declared, if any. */
-function declaredLength(message: IncomingMessage): number | undefined {
-  const given = message.headers["content-length"];
-  const length = given === undefined ? NaN : Number(given);
+/** The Content-Length an answer declared (node:http's header or fetch's), if it is a length at all. */
+export function declaredLength(given: string | null | undefined): number | undefined {
+  const length = given === undefined || given === null ? NaN : Number(given);
   return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
 }

@@ -49,7 +49,12 @@ export async function generateOnChannel(
     maxResponseBytes: settings.maxUpstreamBytes,
     onRefusal: (reason) => (refusal ??= reason),
     // The wait for a place is the gateway's, not the upstream's: the channel's time limit stands still meanwhile.
-    admit: answerPlace && ((bytes, signal) => deadline?.pausedWhile(() => answerPlace.admit(bytes, signal)) ?? answerPlace.admit(bytes, signal)),
+    admit:
+      answerPlace &&
+      ((bytes, signal) => {
+        const wait = () => answerPlace.admit(bytes, signal);
+        return deadline ? deadline.pausedWhile(wait) : wait();
+      }),
   });
   const call = (await provider.loadFactory())({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs });
   const deadline = channel.timeoutMs ? callDeadline(jobSignal, channel.timeoutMs) : null;
