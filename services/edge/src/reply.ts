@@ -37,7 +37,7 @@ export function sendClientError(error: NodeJS.ErrnoException, socket: Socket) {
         ? [408, "The request took too long to arrive"]
         : [400, "The request is not valid HTTP"];
   // An answer to HEAD has no body (the client would read one as garbage).
-  const head = refusedRequestWasHead(socket, (error as { rawPacket?: Buffer }).rawPacket);
+  const head = refusedRequestWasHead(socket, error);
   const body = head ? "" : JSON.stringify(errorBody(ErrorCode.INVALID_REQUEST, message, requestId));
   if (socket.writable && !answerAlreadyStarted(socket)) {
     socket.write(

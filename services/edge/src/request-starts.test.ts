@@ -89,6 +89,25 @@ describe("requests the HTTP parser refuses", () => {
     expect(answerBody).toBe("");
   });
 
+  it("answers a HEAD whose first read ends inside its method with no body, and a GET cut the same way with one", async () => {
+    // llhttp calls message-begin at the first byte, so the chunk it shows may hold only "HE".
+    const request = (method: string) => `${method} /api/cost/request/ HTTP/1.1\r\nHost: x\r\nX-Big: ${"h".repeat(20_000)}\r\n\r\n`;
+    for (const cut of [1, 2, 3, 4, 5]) {
+      const { head, body } = headAndBody(await exchange([request("HEAD").slice(0, cut), request("HEAD").slice(cut)]));
+      expect(head, `HEAD cut after ${cut} bytes`).toMatch(/^HTTP\/1\.1 431 /);
+      expect(body, `HEAD cut after ${cut} bytes`).toBe("");
+    }
+    const { head, body } = headAndBody(await exchange([request("GET").slice(0, 2), request("GET").slice(2)]));
+    expect(head).toMatch(/^HTTP\/1\.1 431 /);
+    expect(JSON.parse(body).error.code).toBe("invalid_request");
+  });
+
+  it("answers a method that only begins like HEAD with the error body", async () => {
+    const { head, body } = headAndBody(await exchange(["HE", "AP /x HTTP/1.1\r\nHost: x\r\n\r\n"]));
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(body).error.code).toBe("invalid_request");
+  });
+
   it("judges each request on a kept-alive connection by its own start", async () => {
     const answer = await exchange(["GET /no-such-route HTTP/1.1\r\nHost: x\r\n\r\n", ...split("HEAD")]);
     const [first, second] = answer.split(/(?=HTTP\/1\.1 )/);
@@ -111,6 +130,13 @@ describe("methodOfUnfinishedRequest", () => {
     expect(methodOfUnfinishedRequest("GET /a HTTP/1.1\r\nHost: x\r\n\r\nHEAD /aaaa")).toBe("HEAD");
     expect(methodOfUnfinishedRequest('ABC HEAD xABC HEAD x"}HEAD /aaaa')).toBe("HEAD");
     expect(methodOfUnfinishedRequest('rompt":"x"}GET /v1/models HTTP/1.1\r\nHost')).toBe("GET");
+  });
+
+  it("gives a method the chunk ends inside, or right after, as far as it came", () => {
+    expect(methodOfUnfinishedRequest("HE")).toBe("HE");
+    expect(methodOfUnfinishedRequest("HEAD ")).toBe("HEAD");
+    expect(methodOfUnfinishedRequest('GET /a HTTP/1.1\r\nHost: x\r\n\r\nHEA')).toBe("HEA");
+    expect(methodOfUnfinishedRequest('rompt":"x"}H')).toBe("H");
   });
 
   it("shows no method for a chunk from the middle of a request", () => {

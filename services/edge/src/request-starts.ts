@@ -8,6 +8,8 @@ import type { Socket } from "node:net";
 // the edge notes the method of each request as the parser begins it, from the
 // parser's message-begin callback: slot kOnMessageBegin (0) of node_http_parser.cc,
 // which Node calls when it is a function and its HTTP server leaves empty (null).
+// llhttp begins a message at its first byte, so that chunk may end inside the
+// method ("HE"); such a start is taken as far as it came.
 
 const K_ON_MESSAGE_BEGIN = 0;
 const REQUEST_METHOD = Symbol("orvado.requestMethod");
@@ -34,10 +36,15 @@ function noteRequestMethod(this: HttpParser): void {
   if (socket) socket[REQUEST_METHOD] = methodOfUnfinishedRequest(this.getCurrentBuffer!().toString("latin1"));
 }
 
-/** True if the refused request was a HEAD, by what the connection noted or else by the failing chunk. */
-export function refusedRequestWasHead(socket: Socket, rawPacket: Buffer | undefined): boolean {
-  const method = (socket as TrackedSocket)[REQUEST_METHOD] ?? (rawPacket && methodOfUnfinishedRequest(rawPacket.toString("latin1")));
-  return method === "HEAD";
+/**
+ * True if the refused request was a HEAD, by what the connection noted or else by the failing chunk.
+ * A method cut short by the end of a read ("HE") counts as HEAD: llhttp knows no other method that
+ * begins with H, so any such request it did not refuse for its method is a HEAD.
+ */
+export function refusedRequestWasHead(socket: Socket, error: { code?: string; rawPacket?: Buffer }): boolean {
+  if (error.code === "HPE_INVALID_METHOD") return false;
+  const method = (socket as TrackedSocket)[REQUEST_METHOD] ?? (error.rawPacket && methodOfUnfinishedRequest(error.rawPacket.toString("latin1")));
+  return method !== undefined && method !== "" && "HEAD".startsWith(method);
 }
 
 const HTTP_VERSIONS = ["HTTP/1.1\r\n", "HTTP/1.0\r\n"];
@@ -61,11 +68,17 @@ export function methodOfUnfinishedRequest(chunk: string): string | undefined {
   return requestLineMethod(chunk, 0);
 }
 
-/** The method of the request line at `start`: a token, a space, a target, then the chunk's end or " HTTP/1.x" and its line end (or as much of them as the chunk holds). */
+/**
+ * The method of the request line at `start`: a token, a space, a target, then the chunk's end or
+ * " HTTP/1.x" and its line end (or as much of them as the chunk holds). A line the chunk ends inside
+ * its method, or right after it, gives the token as far as it came.
+ */
 function requestLineMethod(chunk: string, start: number): string | undefined {
   let space = start;
   while (space < chunk.length && isUpper(chunk, space)) space += 1;
-  if (space === start || chunk[space] !== " ") return undefined;
+  if (space === start) return undefined;
+  if (space >= chunk.length - 1 && (space === chunk.length || chunk[space] === " ")) return chunk.slice(start, space);
+  if (chunk[space] !== " ") return undefined;
   let targetEnd = space + 1;
   while (targetEnd < chunk.length && !" \r\n".includes(chunk[targetEnd]!)) targetEnd += 1;
   if (targetEnd === space + 1) return undefined;
