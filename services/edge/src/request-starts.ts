@@ -44,7 +44,7 @@ function noteRequestMethod(this: HttpParser): void {
 export function refusedRequestWasHead(socket: Socket, error: { code?: string; rawPacket?: Buffer }): boolean {
   if (error.code === "HPE_INVALID_METHOD") return false;
   const method = (socket as TrackedSocket)[REQUEST_METHOD] ?? (error.rawPacket && methodOfUnfinishedRequest(error.rawPacket.toString("latin1")));
-  return method !== undefined && method !== "" && "HEAD".startsWith(method);
+  return !!method && "HEAD".startsWith(method);
 }
 
 const HTTP_VERSIONS = ["HTTP/1.1\r\n", "HTTP/1.0\r\n"];
@@ -77,7 +77,8 @@ function requestLineMethod(chunk: string, start: number): string | undefined {
   let space = start;
   while (space < chunk.length && isUpper(chunk, space)) space += 1;
   if (space === start) return undefined;
-  if (space >= chunk.length - 1 && (space === chunk.length || chunk[space] === " ")) return chunk.slice(start, space);
+  const cutShort = space === chunk.length || (space === chunk.length - 1 && chunk[space] === " ");
+  if (cutShort) return chunk.slice(start, space);
   if (chunk[space] !== " ") return undefined;
   let targetEnd = space + 1;
   while (targetEnd < chunk.length && !" \r\n".includes(chunk[targetEnd]!)) targetEnd += 1;

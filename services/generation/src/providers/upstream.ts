@@ -41,6 +41,8 @@ export async function generateOnChannel(
   }
   let refusal: string | undefined;
   const provider = PROVIDERS.get(channel.provider)!;
+  // The channel's clock starts once the call is made (below); the fetch's gate wait pauses it.
+  let deadline: CallDeadline | null = null;
   const fetch = guardedFetch({
     provider: channel.provider,
     // catalog.ts requires a baseUrl of a channel whose provider has no default.
@@ -57,7 +59,7 @@ export async function generateOnChannel(
       }),
   });
   const call = (await provider.loadFactory())({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs });
-  const deadline = channel.timeoutMs ? callDeadline(jobSignal, channel.timeoutMs) : null;
+  deadline = channel.timeoutMs ? callDeadline(jobSignal, channel.timeoutMs) : null;
   const signal = deadline?.signal ?? jobSignal;
   const results = await Promise.allSettled(batches(request.n, call.maxImagesPerCall).map((count) => imagesFrom(call, request, count, signal))).finally(
     () => deadline?.clear(),
