@@ -8,8 +8,9 @@ import { providerDefinition } from "./providers/registry.ts";
  * others stay unloaded (docs/architecture.md, "What a process does not use, it does not
  * load"). Loading them on a first job instead left the first jobs of a burst waiting for
  * the module loader on a busy event loop: in the 10,000-request soak the first upstream
- * requests went out up to 10 s late, and the answers then came back bunched
- * (docs/performance.md#what-happens-at-the-peak). Sharp is still loaded on first use
+ * request went out 16-25 s after generation started instead of 12-14 s, and the answers
+ * then came back bunched
+ * (docs/performance.md#measured-design-choices). Sharp is still loaded on first use
  * by anything else that needs it (resizing an answer of another size, JPEG or WebP output, edits).
  */
 export async function loadCatalogModules(catalog: Catalog, loaders: CatalogModuleLoaders = REAL_LOADERS): Promise<string[]> {
