@@ -27,6 +27,11 @@ export const SINGLE_NODE_SETTINGS: readonly (readonly [string, string | number])
   // A lone broker has no one to wait for: groups form at once (tests join many groups).
   ["group.initial.rebalance.delay.ms", 0],
   ["log.retention.hours", 168],
+  // The log cleaner (compacted topics such as __consumer_offsets) allocates this buffer on the
+  // heap at start. Kafka's default, 128 MiB, does not fit the smallest heap kafka:up allows
+  // (KAFKA_HEAP_MB=128: OutOfMemoryError at every start) and at 256 MiB failed a start in CI.
+  // 16 MiB dedupes about 700,000 keys per cleaning, more than a development broker holds.
+  ["log.cleaner.dedupe.buffer.size", 16 * 1024 * 1024],
 ];
 
 /** server.properties for one process that is both the broker and the only controller. */

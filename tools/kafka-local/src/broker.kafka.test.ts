@@ -66,6 +66,15 @@ describe("the local broker (real JVM)", () => {
     expect(await kafkaBrokerAnswers([broker.address], 500)).toBe(false);
   });
 
+  it("starts with the smallest heap kafka:up allows (KAFKA_HEAP_MB=128)", async () => {
+    // Kafka's own log-cleaner buffer (128 MiB) made such a broker exit with OutOfMemoryError (broker-config.ts).
+    const [port, controllerPort] = await freePorts();
+    const broker = await startLocalBroker({ dataDir: tempDir(), port, controllerPort, heapMb: 128 });
+    expect(await kafkaBrokerAnswers([broker.address], 5_000)).toBe(true);
+    await broker.stop();
+    expect(processAlive(broker.pid)).toBe(false);
+  });
+
   it("fails with the broker's log when it does not answer in time", async () => {
     const [port, controllerPort] = await freePorts();
     const failing = startLocalBroker({ dataDir: tempDir(), port, controllerPort, startTimeoutMs: 300, heapMb: 256 });
