@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import kafkajs from "kafkajs";
 import { kafkaBrokerAnswers } from "@orvado/events";
-import { BrokerError, startLocalBroker, type LocalBroker } from "./broker.ts";
+import { BrokerError, SMALLEST_HEAP_MB, startLocalBroker, type LocalBroker } from "./broker.ts";
 import { processAlive } from "./os.ts";
 
 // npm run kafka:up / kafka:down and the broker module behind them, with real
@@ -66,10 +66,10 @@ describe("the local broker (real JVM)", () => {
     expect(await kafkaBrokerAnswers([broker.address], 500)).toBe(false);
   });
 
-  it("starts with the smallest heap kafka:up allows (KAFKA_HEAP_MB=128)", async () => {
+  it("starts with the smallest heap kafka:up allows (SMALLEST_HEAP_MB)", async () => {
     // Kafka's own log-cleaner buffer (128 MiB) made such a broker exit with OutOfMemoryError (broker-config.ts).
     const [port, controllerPort] = await freePorts();
-    const broker = await startLocalBroker({ dataDir: tempDir(), port, controllerPort, heapMb: 128 });
+    const broker = await startLocalBroker({ dataDir: tempDir(), port, controllerPort, heapMb: SMALLEST_HEAP_MB });
     expect(await kafkaBrokerAnswers([broker.address], 5_000)).toBe(true);
     await broker.stop();
     expect(processAlive(broker.pid)).toBe(false);
