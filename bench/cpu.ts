@@ -9,14 +9,16 @@
 // that round is not a figure). Prints a table and writes bench/results/cpu-<time>.json.
 //
 // Environment: BENCH_CONNECTIONS (default 1), BENCH_ROUNDS (default 3),
-// BENCH_DURATION_S (per round, default 10), BENCH_WARMUP_S (default 5), BENCH_STRACE.
+// BENCH_DURATION_S (per round, default 10), BENCH_WARMUP_S (default 5), BENCH_STRACE,
+// BENCH_SPREAD_ACCOUNTS (default 1: more adds Orvado's target spread over that many
+// funded accounts and keys, served by the same process, as npm run bench's).
 import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, release } from "node:os";
 import { join } from "node:path";
 import { runLoad, type Target } from "./load.ts";
 import { RESULTS_DIR, clearChildLogs, startFloorGateway, startUpstream } from "./servers.ts";
-import { directTarget, orvadoTarget, tryStartOrvado } from "./targets.ts";
+import { directTarget, orvadoTargets, tryStartOrvado } from "./targets.ts";
 import { createBenchDatabase } from "./database.ts";
 import { benchDataDir } from "./data-dir.ts";
 import { fixed, formatTable, percentile, since } from "./stats.ts";
@@ -26,6 +28,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 5);
 const STRACE = process.env.BENCH_STRACE === "1";
+const SPREAD_ACCOUNTS = Number(process.env.BENCH_SPREAD_ACCOUNTS ?? 1);
 /** USER_HZ: /proc reports CPU time in ticks of 1/100 s on Linux. */
 const MS_PER_TICK = 10;
 const started = Date.now();
@@ -58,14 +61,27 @@ function threadsCpuMs(pid: number): { main: number; other: number } {
   return { main, other };
 }
 
-/** Every process named postgres (the server, its backends and helpers). */
-function postgresCpuMs(): number {
-  let total = 0;
+/**
+ * Every process named postgres (the server, its backends and helpers), as last
+ * seen. A backend's CPU leaves /proc with it, and pools close idle connections
+ * (pg's after 10 s), so a sum of the living alone drops, even below zero in a
+ * round where another gateway's idle backends end. postgresCpuMs samples every
+ * second and remembers each backend's last reading: a pool closes a backend only
+ * after seconds idle, so its last reading is its whole CPU.
+ */
+const postgresSeen = new Map<string, number>();
+function samplePostgres(): void {
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     const stat = readStat(`/proc/${pid}/stat`);
-    if (stat?.includes("(postgres)")) total += cpuMsOfStat(stat);
+    if (stat?.includes("(postgres)")) postgresSeen.set(pid, cpuMsOfStat(stat));
   }
+}
+
+function postgresCpuMs(): number {
+  samplePostgres();
+  let total = 0;
+  for (const ms of postgresSeen.values()) total += ms;
   return total;
 }
 
@@ -165,17 +181,19 @@ function report(rounds: Round[], systemCalls: Map<string, Record<string, number>
 async function main() {
   if (STRACE && spawnSync("strace", ["-V"]).error) throw new Error("BENCH_STRACE=1 needs strace (Debian's package strace)");
   clearChildLogs();
+  const sampler = setInterval(samplePostgres, 1000);
+  sampler.unref();
   const loadAverageAtStart = loadavg();
   const database = await createBenchDatabase();
   const dataDir = benchDataDir("cpu-floor-");
   const upstream = await startUpstream();
   const floor = await startFloorGateway(upstream.info.url, database.url, dataDir);
-  const orvado = await tryStartOrvado(upstream.info.url, 1, log);
+  const orvado = await tryStartOrvado(upstream.info.url, SPREAD_ACCOUNTS, log);
   try {
     if (!orvado) throw new Error("Orvado did not start");
     const gateways: Gateway[] = [
       { target: { ...directTarget(upstream.info.url), name: "floor: durable", url: `${floor.info.url}/durable/v1/images/generations` }, pid: floor.info.pid },
-      { target: orvadoTarget(orvado.info), pid: orvado.info.pid },
+      ...orvadoTargets(orvado.info).map((target) => ({ target, pid: orvado.info.pid })),
     ];
     log(`warming up at ${CONNECTIONS} connection(s)`);
     for (const gateway of gateways) await runLoad(gateway.target, CONNECTIONS, WARMUP_S);
@@ -186,7 +204,7 @@ async function main() {
     process.stdout.write(`\n${report(rounds, systemCalls)}\nload average (1 min) at start ${fixed(loadAverageAtStart[0]!)}, at end ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n\n`);
     const file = join(RESULTS_DIR, `cpu-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
     const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, kernel: release(), loadAverageAtStart, loadAverageAtEnd: loadavg() };
-    writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, settings: { connections: CONNECTIONS, rounds: ROUNDS, durationS: DURATION_S, warmupS: WARMUP_S }, rounds, systemCallsPerRequest: Object.fromEntries(systemCalls) }, null, 2));
+    writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, settings: { connections: CONNECTIONS, rounds: ROUNDS, durationS: DURATION_S, warmupS: WARMUP_S, spreadAccounts: SPREAD_ACCOUNTS }, rounds, systemCallsPerRequest: Object.fromEntries(systemCalls) }, null, 2));
     log(`wrote ${file}`);
   } finally {
     for (const child of [orvado, floor, upstream]) await child?.stop();
