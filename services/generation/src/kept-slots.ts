@@ -1,4 +1,4 @@
-// Channel slots kept between jobs (docs/architecture.md#channel-capacity-and-circuit-breakers):
+// Channel slots kept between jobs (docs/architecture.md#decisions, "A channel's capacity and circuit breaker are kept in PostgreSQL"):
 // a shared slot whose call succeeded goes to the next job this process runs on that
 // channel instead of back to PostgreSQL, so that job asks billing for its hold with no
 // take statement beside it. A kept slot stays a row in generation.channel_slots, so

@@ -184,7 +184,7 @@ describe("a channel's capacity across two generation replicas (processes, one Po
   });
 });
 
-// docs/architecture.md#a-jobs-steps: a replica whose last take left room asks for the slot
+// docs/architecture.md#one-request-step-by-step: a replica whose last take left room asks for the slot
 // and the billing hold at once. Replica 2 fills the channel behind replica 1's back, so
 // replica 1's next job is held, then finds no slot: 503 no_capacity, and the hold goes
 // back through the job's recorded failure.
