@@ -181,8 +181,7 @@ function report(rounds: Round[], systemCalls: Map<string, Record<string, number>
 async function main() {
   if (STRACE && spawnSync("strace", ["-V"]).error) throw new Error("BENCH_STRACE=1 needs strace (Debian's package strace)");
   clearChildLogs();
-  const sampler = setInterval(samplePostgres, 1000);
-  sampler.unref();
+  setInterval(samplePostgres, 1000).unref();
   const loadAverageAtStart = loadavg();
   const database = await createBenchDatabase();
   const dataDir = benchDataDir("cpu-floor-");

@@ -77,19 +77,20 @@ try {
   // Let settlement and the outbox relays finish the warm-up's work before counting.
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   const before = await counters(admin, own, database);
-  const start = performance.now();
   let requests = REQUESTS;
+  let how: string;
   if (CONNECTIONS > 1) {
     const result = await runLoad(target, CONNECTIONS, DURATION_S);
     if (result.errors > 0) throw new Error(`${result.errors} requests failed`);
     requests = result.requests;
+    how = `${requests} requests from ${CONNECTIONS} connections in ${DURATION_S} s`;
   } else {
+    const start = performance.now();
     for (let index = 0; index < REQUESTS; index += 1) await send();
+    how = `${requests} sequential requests, ${fixed((performance.now() - start) / requests)} ms each`;
   }
-  const msPerRequest = (performance.now() - start) / requests;
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   const after = await counters(admin, own, database);
-  const how = CONNECTIONS > 1 ? `${requests} requests from ${CONNECTIONS} connections in ${DURATION_S} s` : `${requests} sequential requests, ${fixed(msPerRequest)} ms each`;
   process.stdout.write(`${how}, over ${ACCOUNTS} account(s); per request, including settlement:\n`);
   for (const name of Object.keys(before)) process.stdout.write(`  ${name.padEnd(22)} ${fixed((after[name]! - before[name]!) / requests, 2)}\n`);
 } finally {

@@ -15,7 +15,7 @@ import { processAlive, readLogTail } from "./os.ts";
 export const DEFAULT_KAFKA_PORT = 9092;
 /** The smallest JVM heap kafka:up accepts (KAFKA_HEAP_MB); broker-config.ts keeps the log cleaner's buffer within it. */
 export const SMALLEST_HEAP_MB = 128;
-const DEFAULT_START_TIMEOUT_MS = 90_000;
+export const DEFAULT_START_TIMEOUT_MS = 90_000;
 
 export { BrokerError };
 

@@ -1,13 +1,13 @@
 // npm run kafka:up / kafka:down: one local broker for development and CI.
 import { resolve } from "node:path";
 import { z } from "zod";
-import { BrokerError, DEFAULT_KAFKA_PORT, SMALLEST_HEAP_MB, runningBrokerPid, startLocalBroker, stopLocalBroker } from "./broker.ts";
+import { BrokerError, DEFAULT_KAFKA_PORT, DEFAULT_START_TIMEOUT_MS, SMALLEST_HEAP_MB, runningBrokerPid, startLocalBroker, stopLocalBroker } from "./broker.ts";
 
 const Env = z.object({
   KAFKA_PORT: z.coerce.number().int().min(1).max(65_534).default(DEFAULT_KAFKA_PORT),
   KAFKA_DATA_DIR: z.string().min(1).optional(),
   ORVADO_DATA_DIR: z.string().min(1).default("./data"),
-  KAFKA_START_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(90_000),
+  KAFKA_START_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(DEFAULT_START_TIMEOUT_MS),
   KAFKA_HEAP_MB: z.coerce.number().int().min(SMALLEST_HEAP_MB).default(1024),
 });
 
