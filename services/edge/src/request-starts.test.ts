@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "@orvado/core";
 import { buildEdgeApp } from "./app.ts";
-import { methodOfUnfinishedRequest } from "./request-starts.ts";
+import { methodOfLastRequest } from "./request-starts.ts";
 import { loadEdgeConfig } from "./config.ts";
 
 // Requests Node's parser refuses, sent over raw sockets so the test decides where
@@ -89,6 +89,21 @@ describe("requests the HTTP parser refuses", () => {
     expect(answerBody).toBe("");
   });
 
+  it("finds a whole HEAD, headers over the limit, that arrives in one read behind the tail of the request before it", async () => {
+    // The tail of a POST's body, then a HEAD whose 20-kB header makes it fail, blank line and all,
+    // in one chunk: the chunk's last blank line is the HEAD's own. (The parser fails before the POST
+    // is answered, so the 431 is the connection's only answer.)
+    const body = JSON.stringify({ prompt: "x".repeat(10_000) });
+    const post = `POST /no-such-route HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+    const headRequest = `HEAD /v1/files/img_aaaaaaaaaaaa.png?expires=1e400&sig=x HTTP/1.1\r\nX-Big: ${"h".repeat(20_000)}\r\nHost: x\r\n\r\n`;
+    for (const tail of ["}", "ABC"]) {
+      const answer = await exchange([post + body.slice(0, 100), body.slice(100, -tail.length) + tail + headRequest]);
+      const { head, body: answerBody } = headAndBody(answer);
+      expect(head, `a body ending ${tail}`).toMatch(/^HTTP\/1\.1 431 /);
+      expect(answerBody, `a body ending ${tail}`).toBe("");
+    }
+  });
+
   it("answers a HEAD whose first read ends inside its method with no body, and a GET cut the same way with one", async () => {
     // llhttp calls message-begin at the first byte, so the chunk it shows may hold only "HE".
     const request = (method: string) => `${method} /api/cost/request/ HTTP/1.1\r\nHost: x\r\nX-Big: ${"h".repeat(20_000)}\r\n\r\n`;
@@ -118,34 +133,56 @@ describe("requests the HTTP parser refuses", () => {
   });
 });
 
-describe("methodOfUnfinishedRequest", () => {
+describe("methodOfLastRequest", () => {
   it("reads the request line a chunk starts with, whole or cut short", () => {
-    expect(methodOfUnfinishedRequest("HEAD /aaaa")).toBe("HEAD");
-    expect(methodOfUnfinishedRequest("HEAD /x HTTP/1.1\r\nX-Big: hhhh")).toBe("HEAD");
-    expect(methodOfUnfinishedRequest("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")).toBe("GET");
-    expect(methodOfUnfinishedRequest("POST /v1/x HTTP/1.")).toBe("POST");
+    expect(methodOfLastRequest("HEAD /aaaa")).toBe("HEAD");
+    expect(methodOfLastRequest("HEAD /x HTTP/1.1\r\nX-Big: hhhh")).toBe("HEAD");
+    expect(methodOfLastRequest("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")).toBe("GET");
+    expect(methodOfLastRequest("POST /v1/x HTTP/1.")).toBe("POST");
   });
 
   it("takes the request that begins behind an earlier one or the rest of its body", () => {
-    expect(methodOfUnfinishedRequest("GET /a HTTP/1.1\r\nHost: x\r\n\r\nHEAD /aaaa")).toBe("HEAD");
-    expect(methodOfUnfinishedRequest('ABC HEAD xABC HEAD x"}HEAD /aaaa')).toBe("HEAD");
-    expect(methodOfUnfinishedRequest('rompt":"x"}GET /v1/models HTTP/1.1\r\nHost')).toBe("GET");
+    expect(methodOfLastRequest("GET /a HTTP/1.1\r\nHost: x\r\n\r\nHEAD /aaaa")).toBe("HEAD");
+    expect(methodOfLastRequest('ABC HEAD xABC HEAD x"}HEAD /aaaa')).toBe("HEAD");
+    expect(methodOfLastRequest('rompt":"x"}GET /v1/models HTTP/1.1\r\nHost')).toBe("GET");
+  });
+
+  it("takes the last request, whole, behind the tail of a body, even one ending in capitals", () => {
+    expect(methodOfLastRequest('xxxx"}HEAD /v1/x HTTP/1.1\r\nX-Big: hhh\r\nHost: y\r\n\r\n')).toBe("HEAD");
+    expect(methodOfLastRequest("a prompt in CAPITALSHEAD /x HTTP/1.1\r\nHost: y\r\n\r\n")).toBe("HEAD");
+    expect(methodOfLastRequest("TOOLATEPUT /x HTTP/1.1\r\nHost: y")).toBe("PUT");
+    expect(methodOfLastRequest('POST /v1 HTTP/1.1\r\nHost: x\r\n\r\n{"prompt":"a A b/c"}')).toBe("POST");
+  });
+
+  it("stops at the point it is given", () => {
+    const twoRequests = "GET /a HTTP/1.1\r\nHost: x\r\n\r\nHEAD /b HTTP/1.1\r\nX: y";
+    expect(methodOfLastRequest(twoRequests)).toBe("HEAD");
+    expect(methodOfLastRequest(twoRequests, twoRequests.indexOf("HEAD"))).toBe("GET");
+    expect(methodOfLastRequest(twoRequests, twoRequests.indexOf("HEAD") + 2)).toBe("HE");
+  });
+
+  it("shows no method for a chunk that starts inside one, or a line whose capitals end in none llhttp knows", () => {
+    expect(methodOfLastRequest("EAD /x HTTP/1.1\r\nHost: y")).toBeUndefined();
+    expect(methodOfLastRequest("FOO /x HTTP/1.1\r\nHost: y")).toBeUndefined();
+    expect(methodOfLastRequest(" /x HTTP/1.1\r\nHost: y")).toBeUndefined();
   });
 
   it("gives a method the chunk ends inside, or right after, as far as it came", () => {
-    expect(methodOfUnfinishedRequest("HE")).toBe("HE");
-    expect(methodOfUnfinishedRequest("HEAD ")).toBe("HEAD");
-    expect(methodOfUnfinishedRequest('GET /a HTTP/1.1\r\nHost: x\r\n\r\nHEA')).toBe("HEA");
-    expect(methodOfUnfinishedRequest('rompt":"x"}H')).toBe("H");
+    expect(methodOfLastRequest("HE")).toBe("HE");
+    expect(methodOfLastRequest("HEAD ")).toBe("HEAD");
+    expect(methodOfLastRequest('GET /a HTTP/1.1\r\nHost: x\r\n\r\nHEA')).toBe("HEA");
+    expect(methodOfLastRequest('rompt":"x"}H')).toBe("H");
   });
 
   it("shows no method for a chunk from the middle of a request", () => {
-    expect(methodOfUnfinishedRequest("aaaaaaaaaa HTTP/1.1\r\nHost: x\r\n\r\n")).toBeUndefined();
-    expect(methodOfUnfinishedRequest("\u0000\u0001 garbage")).toBeUndefined();
-    expect(methodOfUnfinishedRequest("")).toBeUndefined();
+    expect(methodOfLastRequest("aaaaaaaaaa HTTP/1.1\r\nHost: x\r\n\r\n")).toBeUndefined();
+    expect(methodOfLastRequest("\u0000\u0001 garbage")).toBeUndefined();
+    expect(methodOfLastRequest("")).toBeUndefined();
   });
 
   it("reads a chunk of many decoys to its end", () => {
-    expect(methodOfUnfinishedRequest(`${"A a ".repeat(16_000)}HEAD /x`)).toBe("HEAD");
+    expect(methodOfLastRequest(`${"A a ".repeat(16_000)}HEAD /x`)).toBe("HEAD");
+    expect(methodOfLastRequest(`${"A".repeat(64_000)}HEAD /x HTTP/1.1\r\nHost: y`)).toBe("HEAD");
+    expect(methodOfLastRequest(`${"A".repeat(64_000)}HE`)).toBe("HE");
   });
 });

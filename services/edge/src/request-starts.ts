@@ -1,13 +1,16 @@
-import type { Server } from "node:http";
+import { METHODS, type Server } from "node:http";
 import type { Socket } from "node:net";
 
 // Whether a request Node's HTTP parser refused was a HEAD, whose answer must have
 // no body (a client reads one as a broken next answer). The parser's error carries
-// only the chunk it failed in (rawPacket), and a request line longer than one read
-// (a 20-kB path, say) fails in a later chunk than the one its method came in. So
-// the edge notes the method of each request as the parser begins it, from the
-// parser's message-begin callback: slot kOnMessageBegin (0) of node_http_parser.cc,
-// which Node calls when it is a function and its HTTP server leaves empty (null).
+// only the chunk it failed in (rawPacket) and how far into it it got (bytesParsed),
+// and a request line longer than one read (a 20-kB path, say) fails in a later
+// chunk than the one its method came in. So the edge notes the method of each
+// request as the parser begins it, from the parser's message-begin callback: slot
+// kOnMessageBegin (0) of node_http_parser.cc, which Node calls when it is a function
+// and its HTTP server leaves empty (null). A chunk may hold the unread tail of an
+// earlier request's body, or a whole request, before the one that begins; the one
+// that begins is the chunk's last, so its request line is the last one in the chunk.
 // llhttp begins a message at its first byte, so that chunk may end inside the
 // method ("HE"); such a start is taken as far as it came.
 
@@ -33,59 +36,89 @@ export function rememberRequestStarts(server: Server): void {
 
 function noteRequestMethod(this: HttpParser): void {
   const socket = this.socket as TrackedSocket | null | undefined;
-  if (socket) socket[REQUEST_METHOD] = methodOfUnfinishedRequest(this.getCurrentBuffer!().toString("latin1"));
+  if (socket) socket[REQUEST_METHOD] = methodOfLastRequest(this.getCurrentBuffer!().toString("latin1"));
 }
 
 /**
- * True if the refused request was a HEAD, by what the connection noted or else by the failing chunk.
+ * True if the refused request was a HEAD: by the request line before the point the parser failed at,
+ * when that line is in the failing chunk, else by what the connection noted when the request began.
  * A method cut short by the end of a read ("HE") counts as HEAD: llhttp knows no other method that
  * begins with H, so any such request it did not refuse for its method is a HEAD.
  */
-export function refusedRequestWasHead(socket: Socket, error: { code?: string; rawPacket?: Buffer }): boolean {
+export function refusedRequestWasHead(socket: Socket, error: { code?: string; rawPacket?: Buffer; bytesParsed?: number }): boolean {
   if (error.code === "HPE_INVALID_METHOD") return false;
-  const method = (socket as TrackedSocket)[REQUEST_METHOD] ?? (error.rawPacket && methodOfUnfinishedRequest(error.rawPacket.toString("latin1")));
+  const failedIn = error.rawPacket && methodOfLastRequest(error.rawPacket.toString("latin1"), error.bytesParsed);
+  const method = failedIn ?? (socket as TrackedSocket)[REQUEST_METHOD];
   return !!method && "HEAD".startsWith(method);
 }
 
-const HTTP_VERSIONS = ["HTTP/1.1\r\n", "HTTP/1.0\r\n"];
+const KNOWN_METHODS: readonly string[] = METHODS;
+const LONGEST_METHOD = Math.max(...KNOWN_METHODS.map((method) => method.length));
 
 /**
- * The method of the request the parser is reading in this chunk, if it shows one. A
- * request begins where the chunk does, or behind requests (or the unread rest of a
- * body) that end earlier in it. One whose head the chunk ends inside has no blank
- * line after it, so first: the first request line after the chunk's last blank
- * line that runs to the chunk's end or into its headers; else the request line the
- * chunk starts with. Each candidate is read up to its target's end, so the scan is
- * linear in the chunk.
+ * The method of the last request line in `chunk` before `end` (its whole length by default). Read
+ * backwards a line at a time, so the scan is linear in the chunk: a line ending in " HTTP/x.y" is a
+ * request line; the line `end` cuts may also be one cut short. Anything may stand before a request
+ * line on its line (the tail of a body the parser skipped), so the method is read from the line's end,
+ * and only a method llhttp knows counts: the parser refuses any other before it could fail later. A
+ * chunk that starts inside a method ("EAD /x HTTP/1.1") so shows none.
  */
-export function methodOfUnfinishedRequest(chunk: string): string | undefined {
-  const lastBlankLine = chunk.lastIndexOf("\r\n\r\n");
-  for (let start = lastBlankLine < 0 ? 0 : lastBlankLine + 4; start < chunk.length; start += 1) {
-    if (start > 0 && isUpper(chunk, start - 1)) continue;
-    const method = requestLineMethod(chunk, start);
+export function methodOfLastRequest(chunk: string, end = chunk.length): string | undefined {
+  let lineEnd = Math.min(Math.max(end, 0), chunk.length);
+  for (let cut = true; ; cut = false) {
+    const lineStart = chunk.lastIndexOf("\n", lineEnd - 1) + 1;
+    const line = chunk.slice(lineStart, lineEnd);
+    const method = cut ? methodOfCutLine(line) : methodOfWholeLine(line.endsWith("\r") ? line.slice(0, -1) : line);
+    if (method !== undefined || lineStart === 0) return method;
+    lineEnd = lineStart - 1;
+  }
+}
+
+/** "… METHOD target HTTP/x.y": the method, or undefined if the line is not a request line. */
+function methodOfWholeLine(line: string): string | undefined {
+  const versionAt = line.lastIndexOf(" ");
+  if (!HTTP_VERSION.test(line.slice(versionAt + 1))) return undefined;
+  return methodBeforeTarget(line.slice(0, Math.max(versionAt, 0)));
+}
+
+/** A request line the read ends inside of: in its method, after it, in its target or in its version. */
+function methodOfCutLine(line: string): string | undefined {
+  const lastSpace = line.lastIndexOf(" ");
+  if (lastSpace < 0) return knownMethodEnding(upperRunAtEnd(line), KNOWN_METHOD_START);
+  const last = line.slice(lastSpace + 1);
+  if (HTTP_VERSION_START.test(last)) {
+    const method = methodBeforeTarget(line.slice(0, lastSpace));
     if (method !== undefined) return method;
   }
-  return requestLineMethod(chunk, 0);
+  return last.includes("\r") ? undefined : knownMethodEnding(upperRunAtEnd(line.slice(0, lastSpace)), KNOWN_METHOD);
+}
+
+/** "… METHOD target": the method before the last space, with a target after it. */
+function methodBeforeTarget(text: string): string | undefined {
+  const targetAt = text.lastIndexOf(" ");
+  if (targetAt < 0 || targetAt === text.length - 1) return undefined;
+  return knownMethodEnding(upperRunAtEnd(text.slice(0, targetAt)), KNOWN_METHOD);
+}
+
+const HTTP_VERSION = /^HTTP\/\d\.\d$/;
+const HTTP_VERSION_START = /^(?:H(?:T(?:T(?:P(?:\/(?:\d(?:\.\d?)?)?)?)?)?)?)?$/;
+const KNOWN_METHOD = (method: string) => KNOWN_METHODS.includes(method);
+const KNOWN_METHOD_START = (start: string) => KNOWN_METHODS.some((method) => method.startsWith(start));
+
+/** The uppercase letters `text` ends with. */
+function upperRunAtEnd(text: string): string {
+  let start = text.length;
+  while (start > 0 && isUpper(text, start - 1)) start -= 1;
+  return text.slice(start);
 }
 
 /**
- * The method of the request line at `start`: a token, a space, a target, then the chunk's end or
- * " HTTP/1.x" and its line end (or as much of them as the chunk holds). A line the chunk ends inside
- * its method, or right after it, gives the token as far as it came.
+ * The method a run of capitals ends with: the longest end of it that `fits`, since a skipped body may
+ * end in capitals too ("…ABCHEAD"). No longer than the longest method, so a long run costs no more.
  */
-function requestLineMethod(chunk: string, start: number): string | undefined {
-  let space = start;
-  while (space < chunk.length && isUpper(chunk, space)) space += 1;
-  if (space === start) return undefined;
-  const cutShort = space === chunk.length || (space === chunk.length - 1 && chunk[space] === " ");
-  if (cutShort) return chunk.slice(start, space);
-  if (chunk[space] !== " ") return undefined;
-  let targetEnd = space + 1;
-  while (targetEnd < chunk.length && !" \r\n".includes(chunk[targetEnd]!)) targetEnd += 1;
-  if (targetEnd === space + 1) return undefined;
-  const version = chunk.slice(targetEnd + 1, targetEnd + 11);
-  const lineGoesOn = targetEnd === chunk.length || (chunk[targetEnd] === " " && HTTP_VERSIONS.some((known) => known.startsWith(version)));
-  return lineGoesOn ? chunk.slice(start, space) : undefined;
+function knownMethodEnding(run: string, fits: (method: string) => boolean): string | undefined {
+  for (let start = Math.max(0, run.length - LONGEST_METHOD); start < run.length; start += 1) if (fits(run.slice(start))) return run.slice(start);
+  return undefined;
 }
 
 function isUpper(text: string, index: number): boolean {
