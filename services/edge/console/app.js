@@ -1,6 +1,6 @@
 // The console's entry: find out who is signed in, then show the page the address names.
 import { render } from "./vendor/preact.mjs";
-import { useEffect, useRef, useState } from "./vendor/hooks.mjs";
+import { useEffect, useLayoutEffect, useRef, useState } from "./vendor/hooks.mjs";
 import { html } from "./lib/html.js";
 import { del, get, setCsrfToken, whenSignedOut } from "./lib/api.js";
 import { interceptLinks, navigate, usePath } from "./lib/router.js";
@@ -62,8 +62,9 @@ function App() {
     get("/me").then(signedIn, signedOut);
   }, []);
 
-  // Signed out on any page: the address becomes /console/sign-in, remembering where the user was.
-  useEffect(() => {
+  // Signed out on any page: the address becomes /console/sign-in, remembering where the user was;
+  // signed in there, it goes back. Before the browser paints, so no page shows under the wrong address.
+  useLayoutEffect(() => {
     if (account === null && path !== "/sign-in") {
       returnTo.current = path;
       navigate("/sign-in", { replace: true });
@@ -76,6 +77,7 @@ function App() {
     document.title = "Sign in · Orvado";
     return html`<${SignIn} onSignedIn=${signedIn} />`;
   }
+  if (path === "/sign-in") return html`<div class="boot"><${Loading}>Loading the console…<//></div>`;
   const route = routeFor(path, account);
   document.title = `${route.title} · Orvado`;
   const signOut = async () => {

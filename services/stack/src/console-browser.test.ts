@@ -320,8 +320,13 @@ describe("the console in a browser", { timeout: 120_000 }, () => {
     await context.clearCookies();
     await nav("Usage");
     await page.getByRole("heading", { name: "Sign in to Orvado" }).waitFor();
+    // Every title the page takes on the way back: no other page may show, not even for a frame.
+    await page.evaluate(`window.titlesShown = [];
+      new MutationObserver(() => window.titlesShown.push(document.title)).observe(document.querySelector("title"), { childList: true, characterData: true, subtree: true });`);
     await signIn({ email: USER.email, password: "casey-password-2" });
-    expect(new URL(page.url()).pathname).toBe("/console/usage");
+    await page.waitForURL((url) => url.pathname === "/console/usage");
+    await page.locator(".usage-card").waitFor();
+    expect(await page.evaluate("window.titlesShown")).not.toContain("Not found · Orvado");
   });
 
   it("pages through Usage with the API's cursor, forwards and back", async () => {
