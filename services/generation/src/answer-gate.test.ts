@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AnswerGate, UNGATED_ANSWER_BYTES } from "./answer-gate.ts";
+import { AnswerGate, HOLD_BACK_AT, UNGATED_ANSWER_BYTES, type HeldBackReader } from "./answer-gate.ts";
 
 // The gate alone (no transport): which answers it admits, in what order, and that
 // every place comes back.
@@ -119,5 +119,52 @@ describe("AnswerGate", () => {
   it("refuses limits that are not whole numbers of at least 1", () => {
     expect(() => new AnswerGate({ answers: 0, bytes: 1024 })).toThrow(/answers limit/);
     expect(() => new AnswerGate({ answers: 4, bytes: 1.5 })).toThrow(/bytes limit/);
+  });
+});
+
+describe("AnswerGate.holdBack", () => {
+  /** A reader that notes its state: reading or stopped. */
+  const reader = () => {
+    const seen = { reading: true, stops: 0 };
+    const handle: HeldBackReader = { stop: () => ((seen.reading = false), seen.stops++), start: () => (seen.reading = true) };
+    return { seen, handle };
+  };
+  /** `count` answers in line behind the taken place, each leaving the line when its controller aborts. */
+  const queue = (gate: AnswerGate, count: number) =>
+    Array.from({ length: count }, () => {
+      const controller = new AbortController();
+      gate.enter(20 * KB, controller.signal).catch(() => undefined);
+      return controller;
+    });
+
+  it("stops the reads of connections still waiting for their answer once HOLD_BACK_AT answers wait, and starts them when none does", async () => {
+    const { gate } = await gateWithItsPlaceTaken(20 * KB);
+    const [early, late] = [reader(), reader()];
+    gate.holdBack(early.handle);
+    const line = queue(gate, HOLD_BACK_AT - 1);
+    expect(early.seen.reading).toBe(true);
+    line.push(...queue(gate, 1));
+    expect(early.seen.reading).toBe(false);
+    // A connection that comes while the gate holds back is stopped at once.
+    gate.holdBack(late.handle);
+    expect(late.seen.reading).toBe(false);
+    // Fewer waiting is not enough: the reads start again when the line is empty.
+    for (const controller of line.slice(1)) controller.abort();
+    expect([early.seen.reading, late.seen.reading]).toEqual([false, false]);
+    line[0]!.abort();
+    expect([early.seen.reading, late.seen.reading]).toEqual([true, true]);
+    expect(early.seen.stops).toBe(1);
+  });
+
+  it("starts a stopped connection taken out of the set, and leaves alone one taken out while reading", async () => {
+    const { gate } = await gateWithItsPlaceTaken(20 * KB);
+    const [answered, quiet] = [reader(), reader()];
+    const takeOut = gate.holdBack(answered.handle);
+    takeOut();
+    gate.holdBack(quiet.handle);
+    const line = queue(gate, HOLD_BACK_AT);
+    expect(answered.seen).toEqual({ reading: true, stops: 0 });
+    expect(quiet.seen.reading).toBe(false);
+    line.forEach((controller) => controller.abort());
   });
 });

@@ -23,6 +23,8 @@ export interface GuardOptions {
   onRefusal(reason: string): void;
   /** The job's place for its answers (answer-gate.ts AnswerPass.admit); without it answers are read at once. */
   admit?: (bytes: number, signal: AbortSignal | null | undefined) => Promise<void>;
+  /** answer-gate.ts AnswerPass.holdBack. */
+  holdBack?: PinnedInit["holdBack"];
 }
 
 const MAX_REDIRECTS = 3;
@@ -39,7 +41,7 @@ export function guardedFetch(options: GuardOptions): typeof fetch {
     for (let hop = 0; ; hop += 1) {
       const underBase = url.origin === base.origin && url.pathname.startsWith(base.pathname);
       const headers = headerRecord(init?.headers, !sameSite(url, base));
-      const request = { method, headers, body: init?.body, signal: init?.signal, maxBytes: options.maxResponseBytes, admit: options.admit };
+      const request = { method, headers, body: init?.body, signal: init?.signal, maxBytes: options.maxResponseBytes, admit: options.admit, holdBack: options.holdBack };
       const answer = await fetchAnswer(url, request, init, underBase || options.allowPrivateNetwork);
       const location = answer.headers.get("location");
       if (REDIRECT_STATUSES.has(answer.status) && location && method === "GET" && hop < MAX_REDIRECTS) {

@@ -3,6 +3,7 @@ import { once } from "node:events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lookup as dnsLookup } from "node:dns";
 import { AnswerTooLarge, fetchWithLookup, pinnedFetch, publicOnlyLookup } from "./pinned-fetch.ts";
+import type { HeldBackReader } from "../answer-gate.ts";
 
 // The address check happens where the connection is made, so a name that resolves
 // to an internal address is refused even when nothing checked the name beforehand
@@ -261,5 +262,45 @@ describe("an answer waiting for its place in the answer gate (node:http, a local
     controller.abort(new DOMException("the job's time is up", "TimeoutError"));
     await expect(answer).rejects.toMatchObject({ name: "AbortError" });
     await closed[before];
+  });
+});
+
+describe("an answer whose reads are held back (node:http, a local server)", () => {
+  // The server answers at once; while the connection's reads are stopped the answer stays in the
+  // kernel, unread, and the request sees no answer at all.
+  let server: Server;
+  let port: number;
+  beforeAll(async () => {
+    server = createServer((_request, response) => response.end("a".repeat(49_000)));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    port = (server.address() as { port: number }).port;
+  });
+  afterAll(() => server?.close());
+  const anyAddress = ((host, options, callback) => dnsLookup(host, options, callback as never)) as typeof publicOnlyLookup;
+
+  it("is not read while stopped, is read whole once started, and its connection leaves the set when its answer begins", async () => {
+    let reader: HeldBackReader | undefined;
+    let takenOut = 0;
+    let handed = false;
+    const answer = fetchWithLookup(
+      new URL(`http://127.0.0.1:${port}/`),
+      {
+        method: "GET",
+        headers: {},
+        holdBack: (given) => {
+          reader = given;
+          given.stop();
+          return () => takenOut++;
+        },
+      },
+      anyAddress,
+    ).then((whole) => ((handed = true), whole));
+    while (!reader) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect([handed, takenOut]).toEqual([false, 0]);
+    reader.start();
+    expect(Buffer.from((await answer).bytes).toString()).toBe("a".repeat(49_000));
+    expect(takenOut).toBe(1);
   });
 });

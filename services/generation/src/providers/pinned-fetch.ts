@@ -3,6 +3,8 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage } from
 import { request as httpsRequest } from "node:https";
 import { isIP } from "node:net";
 import { BlockedUrlError, isInternalAddress } from "./private-address.ts";
+import type { HeldBackReader } from "../answer-gate.ts";
+import type { Socket } from "node:net";
 
 // fetch for URLs an upstream hands us (result images, polling URLs), checked where
 // it matters: the address the connection is actually made to. Checking the name
@@ -37,6 +39,8 @@ export interface PinnedInit {
    * no length is declared, once it is read and before it is handed on (answer-gate.ts).
    */
   admit?: (bytes: number, signal: AbortSignal | null | undefined) => Promise<void>;
+  /** Registers the connection while its answer has not begun (answer-gate.ts holdBack). */
+  holdBack?: (reader: HeldBackReader) => () => void;
 }
 
 /**
@@ -109,13 +113,61 @@ function requestOnce(url: URL, init: PinnedInit, lookup: typeof publicOnlyLookup
       resolve(init.signal?.aborted ? Promise.reject(abortError(init.signal)) : requestOnce(url, init, lookup, "new"));
     });
     endOnAbort(request, init.signal);
+    let release: (() => void) | undefined;
+    if (init.holdBack) {
+      request.once("finish", () => {
+        if (!answered && request.socket && !request.socket.destroyed) release = init.holdBack!(socketReader(request.socket));
+      });
+      request.once("close", () => release?.());
+    }
     request.once("response", (message: IncomingMessage) => {
       answered = true;
+      release?.();
+      release = undefined;
       readAnswer(message, init).then(resolve, reject);
     });
     if (typeof init.body === "string" || init.body instanceof Uint8Array) request.end(init.body);
     else request.end();
   });
+}
+
+type ReadingHandle = { reading?: boolean; readStop?(): number; readStart?(): number };
+type SocketInternals = { _handle?: ReadingHandle | null; _read(size: number): void };
+
+/**
+ * Stops and starts a connection's reads from the kernel. net.Socket starts its handle's reads in
+ * _read, which its stream calls whenever it wants data, also when no read has started yet; so
+ * while held back the socket's own _read is shadowed by one that only notes the wish, and the
+ * handle's reads, if running, are stopped as net.Socket's pause does for its own buffers.
+ */
+function socketReader(socket: Socket): HeldBackReader {
+  const internals = socket as unknown as SocketInternals;
+  let held = false;
+  let wanted = false;
+  return {
+    stop() {
+      if (held || socket.destroyed) return;
+      held = true;
+      internals._read = () => void (wanted = true);
+      const handle = internals._handle;
+      if (handle?.reading && handle.readStop) {
+        handle.reading = false;
+        handle.readStop();
+        wanted = true;
+      }
+    },
+    start() {
+      if (!held) return;
+      held = false;
+      Reflect.deleteProperty(internals, "_read");
+      const handle = internals._handle;
+      if (wanted && !socket.destroyed && handle && !handle.reading && handle.readStart) {
+        handle.reading = true;
+        handle.readStart();
+      }
+      wanted = false;
+    },
+  };
 }
 
 /**

@@ -4,7 +4,7 @@ import { startSimulator, type SimulatedProvider, type Simulator } from "@orvado/
 import { parseCatalog, type ChannelConfig } from "../catalog.ts";
 import { FAILED_MESSAGE, REFUSED_MESSAGE, generateOnChannel, type UpstreamOutcome, type UpstreamSettings } from "./upstream.ts";
 import { editSupport } from "./edit-support.ts";
-import { AnswerGate, UNGATED_ANSWER_BYTES, type AnswerPass } from "../answer-gate.ts";
+import { AnswerGate, HOLD_BACK_AT, UNGATED_ANSWER_BYTES, type AnswerPass } from "../answer-gate.ts";
 
 // Every provider adapter over real HTTP against its protocol simulator: the AI SDK
 // package does the talking; these tests check what the gateway makes of the answers.
@@ -134,6 +134,27 @@ describe.each(CASES)("$label", (c) => {
     holder.release();
     expect(await dimensions(await outcome)).toEqual([["png", 1024, 1024]]);
     waiting.release();
+  });
+
+  it("stops the channel's clock while the call's reads are held back (HOLD_BACK_AT answers in line): its answer is there, unread", async () => {
+    const gate = new AnswerGate({ answers: 1, bytes: 256 * 1024 * 1024 });
+    const holder = gate.pass();
+    await holder.admit(UNGATED_ANSWER_BYTES);
+    const line = Array.from({ length: HOLD_BACK_AT }, () => {
+      const controller = new AbortController();
+      gate.enter(UNGATED_ANSWER_BYTES, controller.signal).catch(() => undefined);
+      return controller;
+    });
+    const place = gate.pass();
+    let finished = false;
+    const outcome = run(c, "a lighthouse kept waiting", { extra: { timeoutMs: 300 }, answers: place }).finally(() => (finished = true));
+    // Twice the channel's limit: the answer came, but nothing read it, and the call is not timed out.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(finished).toBe(false);
+    line.forEach((controller) => controller.abort());
+    holder.release();
+    expect(await dimensions(await outcome)).toEqual([["png", 1024, 1024]]);
+    place.release();
   });
 
 });

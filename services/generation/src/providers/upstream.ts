@@ -6,7 +6,7 @@ import { UpstreamRefusal } from "./errors.ts";
 import { fitToSize } from "./fit.ts";
 import type { ImageModel, PreparedCall, UpstreamRequest } from "./types.ts";
 import { PROVIDERS } from "./registry.ts";
-import type { AnswerPass } from "../answer-gate.ts";
+import type { AnswerPass, HeldBackReader } from "../answer-gate.ts";
 
 // One attempt of a job on one channel, through the provider package's image model. What can happen:
 // images (possibly fewer than n: each is charged only when delivered), a refusal (final),
@@ -57,6 +57,8 @@ export async function generateOnChannel(
         const wait = () => answerPlace.admit(bytes, signal);
         return deadline ? deadline.pausedWhile(wait) : wait();
       }),
+    // Reads held back are the gateway's wait too: the answer may be there, unread.
+    holdBack: answerPlace && ((reader) => answerPlace.holdBack(pausingClock(reader, () => deadline))),
   });
   const call = (await provider.loadFactory())({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs });
   deadline = channel.timeoutMs ? callDeadline(jobSignal, channel.timeoutMs) : null;
@@ -169,20 +171,44 @@ function callDeadline(jobSignal: AbortSignal, timeoutMs: number): CallDeadline {
       clearTimeout(timer);
       jobSignal.removeEventListener("abort", onJobAbort);
     },
-    async pausedWhile(wait) {
-      // Parallel batches may wait at once: the clock stops at the first and starts again after the last.
+    pause() {
+      // Parallel batches may wait at once: the clock stops at the first pause and starts again after the last.
       if (pauses++ === 0) {
         clearTimeout(timer);
         left -= performance.now() - startedAt;
       }
+    },
+    resume() {
+      if (--pauses === 0 && !cleared && !controller.signal.aborted) {
+        startedAt = performance.now();
+        timer = setTimeout(expire, Math.max(0, left));
+      }
+    },
+    async pausedWhile(wait) {
+      this.pause();
       try {
         return await wait();
       } finally {
-        if (--pauses === 0 && !cleared && !controller.signal.aborted) {
-          startedAt = performance.now();
-          timer = setTimeout(expire, Math.max(0, left));
-        }
+        this.resume();
       }
+    },
+  };
+}
+
+/** The reader, with the call's clock stopped while its reads are. */
+function pausingClock(reader: HeldBackReader, deadline: () => CallDeadline | null): HeldBackReader {
+  let stopped: CallDeadline | null = null;
+  return {
+    stop() {
+      reader.stop();
+      if (stopped) return;
+      stopped = deadline();
+      stopped?.pause();
+    },
+    start() {
+      reader.start();
+      stopped?.resume();
+      stopped = null;
     },
   };
 }
@@ -190,6 +216,9 @@ function callDeadline(jobSignal: AbortSignal, timeoutMs: number): CallDeadline {
 interface CallDeadline {
   signal: AbortSignal;
   clear(): void;
+  /** Stops the clock until as many resume() calls; the gateway's own waits do not count against the upstream. */
+  pause(): void;
+  resume(): void;
   /** Stops the clock while `wait` runs (the job waiting for its place in the answer gate). */
   pausedWhile<T>(wait: () => Promise<T>): Promise<T>;
 }
