@@ -35,19 +35,6 @@ async function freePorts(): Promise<[number, number]> {
   return [ports[0]!, ports[1]!];
 }
 
-/** A port that is free with the one after it, as kafka:up's KAFKA_PORT needs (its controller takes KAFKA_PORT+1). */
-async function freePortPair(): Promise<number> {
-  for (;;) {
-    const first = createServer().listen(0, "127.0.0.1");
-    await once(first, "listening");
-    const port = (first.address() as { port: number }).port;
-    const second = createServer().listen(port + 1, "127.0.0.1");
-    const taken = await Promise.race([once(second, "listening").then(() => false), once(second, "error").then(() => true)]);
-    await Promise.all([new Promise((done) => first.close(done)), taken ? undefined : new Promise((done) => second.close(done))]);
-    if (!taken) return port;
-  }
-}
-
 function cli(command: string, env: NodeJS.ProcessEnv) {
   const result = spawnSync(process.execPath, ["--import", "tsx", CLI, command], { env: { ...process.env, ...env }, encoding: "utf8", timeout: 120_000 });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
@@ -99,8 +86,8 @@ describe("the local broker (real JVM)", () => {
 
 describe("npm run kafka:up / kafka:down (the CLI, real JVM)", () => {
   it("prints KAFKA_BROKERS on a line of its own, is idempotent, and stops the broker", async () => {
-    const port = await freePortPair();
-    const env = { KAFKA_DATA_DIR: tempDir(), KAFKA_PORT: String(port), KAFKA_HEAP_MB: "256" };
+    const [port, controllerPort] = await freePorts();
+    const env = { KAFKA_DATA_DIR: tempDir(), KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(controllerPort), KAFKA_HEAP_MB: "256" };
     const up = cli("up", env);
     expect(up.code, up.stderr).toBe(0);
     expect(up.stdout).toBe(`KAFKA_BROKERS=127.0.0.1:${port}\n`);
@@ -129,12 +116,13 @@ describe("npm run kafka:up / kafka:down (the CLI, real JVM)", () => {
     expect(busy.stderr).toMatch(new RegExp(`port ${taken} on 127\\.0\\.0\\.1 is in use by another process; choose another with KAFKA_PORT`));
     expect(busy.stdout).toBe("");
 
-    const port = await freePortPair();
-    const noJava = cli("up", { KAFKA_DATA_DIR: tempDir(), KAFKA_PORT: String(port), JAVA_HOME: "/nonexistent-jdk" });
+    const [port, controllerPort] = await freePorts();
+    const noJava = cli("up", { KAFKA_DATA_DIR: tempDir(), KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(controllerPort), JAVA_HOME: "/nonexistent-jdk" });
     expect(noJava.code).toBe(1);
     expect(noJava.stderr).toMatch(/Java was not found \(\/nonexistent-jdk\/bin\/java\)/);
 
     expect(cli("up", { KAFKA_PORT: "ninety" }).code).toBe(2);
+    expect(cli("up", { KAFKA_CONTROLLER_PORT: "0" }).code).toBe(2);
     expect(cli("sideways", {}).code).toBe(2);
   });
 });

@@ -80,7 +80,7 @@ export async function startLocalBroker(options: LocalBrokerOptions): Promise<Loc
   const files = brokerFiles(options.dataDir);
   for (const port of [ports.port, ports.controllerPort]) {
     if (!(await canListen(port))) {
-      throw new BrokerError(`port ${port} on 127.0.0.1 is in use by another process; choose another with KAFKA_PORT (the controller takes KAFKA_PORT+1)`);
+      throw new BrokerError(`port ${port} on 127.0.0.1 is in use by another process; choose another with KAFKA_PORT (the controller takes KAFKA_CONTROLLER_PORT, by default KAFKA_PORT+1)`);
     }
   }
   const java = javaCommand();

@@ -5,6 +5,8 @@ import { BrokerError, DEFAULT_KAFKA_PORT, DEFAULT_START_TIMEOUT_MS, SMALLEST_HEA
 
 const Env = z.object({
   KAFKA_PORT: z.coerce.number().int().min(1).max(65_534).default(DEFAULT_KAFKA_PORT),
+  /** The KRaft controller's port; KAFKA_PORT+1 when not given. */
+  KAFKA_CONTROLLER_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
   KAFKA_DATA_DIR: z.string().min(1).optional(),
   ORVADO_DATA_DIR: z.string().min(1).default("./data"),
   KAFKA_START_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(DEFAULT_START_TIMEOUT_MS),
@@ -26,6 +28,7 @@ async function main(command: string | undefined): Promise<number> {
       const broker = await startLocalBroker({
         dataDir,
         port: env.KAFKA_PORT,
+        controllerPort: env.KAFKA_CONTROLLER_PORT,
         startTimeoutMs: env.KAFKA_START_TIMEOUT_MS,
         heapMb: env.KAFKA_HEAP_MB,
         detached: true,
