@@ -19,6 +19,24 @@ describe("freePort", () => {
   });
 });
 
+describe("freePort across vitest workers", () => {
+  it("never hands out a port twice in one process, and gives two workers ports from shares apart", async () => {
+    const own = process.env.VITEST_POOL_ID;
+    const portsOf = async (pool: string) => {
+      process.env.VITEST_POOL_ID = pool;
+      return Promise.all(Array.from({ length: 30 }, () => freePort()));
+    };
+    try {
+      const [third, fourth] = [await portsOf("3"), await portsOf("4")];
+      expect(new Set([...third, ...fourth]).size).toBe(60);
+      expect(Math.max(...third)).toBeLessThan(Math.min(...fourth));
+    } finally {
+      if (own === undefined) delete process.env.VITEST_POOL_ID;
+      else process.env.VITEST_POOL_ID = own;
+    }
+  });
+});
+
 describe("replicaName", () => {
   it("names the first process of a kind by the kind alone and the next ones <name>#2, #3, … (as startReplica names them)", () => {
     expect([1, 2, 3].map((n) => replicaName("generation", n))).toEqual(["generation", "generation#2", "generation#3"]);

@@ -29,16 +29,33 @@ export async function ephemeralPortRange(): Promise<[number, number]> {
  * again after a restart. Why not the range: while a killed service is down, any
  * outgoing connection on the machine (a database pool's, say) may be given its
  * port as a source port and keep it, and the restart then fails EADDRINUSE.
+ * Test files run at once in several vitest workers, each starting stacks: a port
+ * free when checked could be picked by two of them, and the second service to bind
+ * it failed to start. So each worker (VITEST_POOL_ID) picks from a share of its own,
+ * and no port is handed out twice by one process.
  */
 export async function freePort(): Promise<number> {
   const [low] = await ephemeralPortRange();
   const floor = Math.max(1024, low - 12_000);
+  const share = Math.floor((low - floor) / PORT_SHARES);
+  const pool = Number(process.env.VITEST_POOL_ID);
+  const inWorker = Number.isSafeInteger(pool) && pool > 0;
+  const start = inWorker ? floor + (pool % PORT_SHARES) * share : floor;
+  const size = inWorker ? share : low - floor;
   for (let attempt = 0; attempt < 200; attempt++) {
-    const port = floor + Math.floor(Math.random() * (low - floor));
+    const port = start + Math.floor(Math.random() * size);
+    if (HANDED_OUT.has(port)) continue;
+    // Taken before the check, so that calls made at once never pick the same port.
+    HANDED_OUT.add(port);
     if (await canListen(port)) return port;
+    HANDED_OUT.delete(port);
   }
-  throw new Error(`no free port between ${floor} and ${low - 1}`);
+  throw new Error(`no free port between ${start} and ${start + size - 1}`);
 }
+
+/** Vitest workers each pick from one of this many shares of the range. */
+const PORT_SHARES = 16;
+const HANDED_OUT = new Set<number>();
 
 interface Running {
   child: ChildProcess;
