@@ -139,6 +139,7 @@ describe("methodOfLastRequest", () => {
     expect(methodOfLastRequest("HEAD /x HTTP/1.1\r\nX-Big: hhhh")).toBe("HEAD");
     expect(methodOfLastRequest("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")).toBe("GET");
     expect(methodOfLastRequest("POST /v1/x HTTP/1.")).toBe("POST");
+    expect(methodOfLastRequest("HEAD /x HTTP/1.1\r")).toBe("HEAD");
   });
 
   it("takes the request that begins behind an earlier one or the rest of its body", () => {

@@ -83,6 +83,8 @@ function methodOfWholeLine(line: string): string | undefined {
 
 /** A request line the read ends inside of: in its method, after it, in its target or in its version. */
 function methodOfCutLine(line: string): string | undefined {
+  // Cut between the line's CR and LF: a whole line.
+  if (line.endsWith("\r")) return methodOfWholeLine(line.slice(0, -1));
   const lastSpace = line.lastIndexOf(" ");
   if (lastSpace < 0) return knownMethodEnding(upperRunAtEnd(line), KNOWN_METHOD_START);
   const last = line.slice(lastSpace + 1);
