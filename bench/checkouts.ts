@@ -9,13 +9,15 @@
 // (default 1), BENCH_ROUNDS (default 6), BENCH_DURATION_S (per round, default 6);
 // BENCH_TSX ("A", "B" or "A,B": run that one's orvado-main.ts through tsx, as npm start
 // ran the stack before it was bundled; otherwise each is bundled as npm start bundles it);
-// KAFKA_BROKERS puts both on Kafka, each with a topic prefix of its own.
+// KAFKA_BROKERS puts both on Kafka, each with a topic prefix of its own; BENCH_SPREAD_ACCOUNTS
+// (default 1) funds that many accounts in each and spreads the load over them, as npm run
+// bench's "64 accounts" targets do.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cpus, loadavg } from "node:os";
 import { runLoad, type Target } from "./load.ts";
 import { RESULTS_DIR, TSX, startUpstream, clearChildLogs, writeBenchCatalog, benchBundle, BENCH_SERVICE_ENV, logFile, type OrvadoInfo } from "./servers.ts";
-import { directTarget, measure, orvadoTarget, smokeTest } from "./targets.ts";
+import { directTarget, measure, orvadoTarget, smokeTest, spreadTarget } from "./targets.ts";
 import { startReportingChild, type Child } from "./processes.ts";
 import { STACK_NODE_FLAGS } from "../services/stack/src/node-flags.ts";
 import { fixed, formatTable } from "./stats.ts";
@@ -26,6 +28,7 @@ if (!checkouts.A || !checkouts.B) throw new Error("set BENCH_A and BENCH_B to tw
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 6);
+const SPREAD_ACCOUNTS = Number(process.env.BENCH_SPREAD_ACCOUNTS ?? 1);
 const THROUGH_TSX = new Set((process.env.BENCH_TSX ?? "").split(",").filter(Boolean));
 
 const brokers = benchKafkaBrokers();
@@ -42,11 +45,11 @@ try {
       name: `Orvado ${name}`,
       // Each checkout's own bench/orvado-main.ts, bundled as npm start bundles the stack, with the flags npm start uses.
       args: [...STACK_NODE_FLAGS, ...(THROUGH_TSX.has(name) ? [...TSX, join(root, "bench", "orvado-main.ts")] : [await benchBundle("orvado-main", root)])],
-      env: { ORVADO_MODELS_FILE: catalog, ...BENCH_SERVICE_ENV, BENCH_ORVADO_ACCOUNTS: "1", ...kafkaEnv(brokers.length > 0 ? benchKafkaSettings(brokers) : undefined) },
+      env: { ORVADO_MODELS_FILE: catalog, ...BENCH_SERVICE_ENV, BENCH_ORVADO_ACCOUNTS: String(SPREAD_ACCOUNTS), ...kafkaEnv(brokers.length > 0 ? benchKafkaSettings(brokers) : undefined) },
       logFile: logFile(`orvado-${name}`),
     });
     children.push(child);
-    const target = { ...orvadoTarget(child.info), name };
+    const target = { ...(SPREAD_ACCOUNTS > 1 ? spreadTarget(child.info) : orvadoTarget(child.info)), name };
     await smokeTest(target);
     targets.push(target);
   }
@@ -59,9 +62,9 @@ try {
     const name = result.target === "direct" ? "direct" : `${result.target}: ${checkouts[result.target as "A" | "B"]}${THROUGH_TSX.has(result.target) ? " (tsx)" : ""}`;
     rows.push([name, fixed(result.p50Ms), result.target === "direct" ? "" : fixed(result.p50Ms - direct), fixed(result.rps, 0)]);
   }
-  process.stdout.write(`\n${rounds.join("\n")}\n\n${formatTable(rows)}\nc=${CONNECTIONS}, ${ROUNDS} × ${DURATION_S}-s rounds, ${brokers.length > 0 ? "Kafka" : "the Postgres log"}; load average (1 min) ${fixed(loadAtStart[0]!)} → ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n`);
+  process.stdout.write(`\n${rounds.join("\n")}\n\n${formatTable(rows)}\nc=${CONNECTIONS}${SPREAD_ACCOUNTS > 1 ? ` over ${SPREAD_ACCOUNTS} accounts` : ""}, ${ROUNDS} × ${DURATION_S}-s rounds, ${brokers.length > 0 ? "Kafka" : "the Postgres log"}; load average (1 min) ${fixed(loadAtStart[0]!)} → ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n`);
   const file = join(RESULTS_DIR, `checkouts-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-  writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), checkouts, settings: { connections: CONNECTIONS, rounds: ROUNDS, durationS: DURATION_S, kafkaBrokers: brokers, throughTsx: [...THROUGH_TSX] }, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg(), results }, null, 2));
+  writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), checkouts, settings: { connections: CONNECTIONS, spreadAccounts: SPREAD_ACCOUNTS, rounds: ROUNDS, durationS: DURATION_S, kafkaBrokers: brokers, throughTsx: [...THROUGH_TSX] }, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg(), results }, null, 2));
   process.stdout.write(`wrote ${file}\n`);
 } finally {
   for (const child of children) await child.stop();

@@ -46,7 +46,7 @@ export function spreadTargetName(leg: string, accounts: number): string {
   return `${leg}, ${accounts} accounts`;
 }
 
-function spreadTarget(info: OrvadoInfo): Target {
+export function spreadTarget(info: OrvadoInfo): Target {
   return { ...orvadoTarget(info), name: spreadTargetName(orvadoLegName(info), info.accounts.length), keys: info.accounts.map((account) => account.key) };
 }
 
