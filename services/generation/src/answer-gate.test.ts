@@ -167,4 +167,30 @@ describe("AnswerGate.holdBack", () => {
     expect(quiet.seen.reading).toBe(false);
     line.forEach((controller) => controller.abort());
   });
+
+  it("never holds back the connections of a job in line or holding its place: its place goes back only when they answer", async () => {
+    const { gate, holder } = await gateWithItsPlaceTaken(20 * KB);
+    // The holder's second call still waits for its answer when the line reaches HOLD_BACK_AT.
+    const own = reader();
+    holder.holdBack(own.handle);
+    const line = queue(gate, HOLD_BACK_AT);
+    expect(own.seen).toEqual({ reading: true, stops: 0 });
+    // A job whose first answer waits in line: its other connections, stopped before, start again.
+    const waiting = gate.pass();
+    const [before, after] = [reader(), reader()];
+    waiting.holdBack(before.handle);
+    expect(before.seen.reading).toBe(false);
+    const waitingIn = waiting.admit(20 * KB).catch(() => undefined);
+    expect(before.seen.reading).toBe(true);
+    waiting.holdBack(after.handle);
+    expect(after.seen).toEqual({ reading: true, stops: 0 });
+    // A job with no place yet is held back as before.
+    const other = reader();
+    gate.pass().holdBack(other.handle);
+    expect(other.seen.reading).toBe(false);
+    line.forEach((controller) => controller.abort());
+    holder.release();
+    await waitingIn;
+    waiting.release();
+  });
 });

@@ -151,11 +151,18 @@ export class AnswerGate {
   }
 }
 
-/** A job's place in the gate: held from its first large answer until release(); released twice, it gives back once. */
+/**
+ * A job's place in the gate: held from its first large answer until release(); released twice, it gives
+ * back once. The job's own connections are never held back once it is in line or holds its place: the
+ * place goes back only when all its calls are done (parallel batches, result images fetched after the
+ * JSON), and the line moves only as places go back, so holding one of them back would wait on itself.
+ */
 export class AnswerPass {
   #bytes = 0;
   #held = false;
   #entering: Promise<void> | null = null;
+  /** The job's connections registered for holding back, each with the function that takes it out of the gate's set. */
+  readonly #readers = new Map<HeldBackReader, () => void>();
 
   constructor(private readonly gate: AnswerGate) {}
 
@@ -172,6 +179,7 @@ export class AnswerPass {
       await this.#entering;
       return this.#grow(bytes);
     }
+    this.#exemptReaders();
     this.#entering = this.gate.enter(bytes, signal).then(() => {
       this.#held = true;
       this.#bytes += bytes;
@@ -183,9 +191,20 @@ export class AnswerPass {
     }
   }
 
-  /** See AnswerGate.holdBack. */
+  /** See AnswerGate.holdBack; a job in line or holding its place is not held back. */
   holdBack(reader: HeldBackReader): () => void {
-    return this.gate.holdBack(reader);
+    if (this.#held || this.#entering) return () => {};
+    const takeOut = this.gate.holdBack(reader);
+    this.#readers.set(reader, takeOut);
+    return () => {
+      if (this.#readers.delete(reader)) takeOut();
+    };
+  }
+
+  /** Takes the job's registered connections out of the gate's set, which starts any it had stopped. */
+  #exemptReaders(): void {
+    for (const takeOut of this.#readers.values()) takeOut();
+    this.#readers.clear();
   }
 
   release(): void {

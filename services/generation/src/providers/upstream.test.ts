@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import sharp from "sharp";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { once } from "node:events";
 import { startSimulator, type SimulatedProvider, type Simulator } from "@orvado/simulators";
 import { parseCatalog, type ChannelConfig } from "../catalog.ts";
 import { FAILED_MESSAGE, REFUSED_MESSAGE, generateOnChannel, type UpstreamOutcome, type UpstreamSettings } from "./upstream.ts";
@@ -157,6 +160,62 @@ describe.each(CASES)("$label", (c) => {
     place.release();
   });
 
+});
+
+describe("the answer gate and a job's own parallel calls", () => {
+  // A job of n=2 on a channel of one image per call makes two calls that share its place. An
+  // openai-compatible upstream over real HTTP answers the first at once and the second 300 ms later,
+  // both large enough (40 kB) to need a place.
+  let server: Server;
+  let baseUrl = "";
+  beforeAll(async () => {
+    const png = (await sharp({ create: { width: 64, height: 64, channels: 3, background: "#336699" } }).png().toBuffer()).toString("base64");
+    let calls = 0;
+    server = createServer((request, response) => {
+      request.resume();
+      request.on("end", () => {
+        const delayMs = calls++ === 0 ? 0 : 300;
+        setTimeout(() => response.setHeader("content-type", "application/json").end(JSON.stringify({ created: 1, data: [{ b64_json: png }], padding: "x".repeat(40_000) })), delayMs);
+      });
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(() => server?.close());
+
+  it("does not hold back the second call of a job that holds its place while HOLD_BACK_AT answers wait: the place would wait on itself", async () => {
+    const catalog = parseCatalog({
+      models: [
+        {
+          id: "beta",
+          family: "beta",
+          tiers: ["1K", "2K", "4K"],
+          channels: [{ name: "one", provider: "openai-compatible", upstreamModel: "m", baseUrl, apiKeyEnv: "K", capacity: 4, maxImagesPerCall: 1, timeoutMs: 1000 }],
+        },
+      ],
+    });
+    const gate = new AnswerGate({ answers: 1, bytes: 256 * 1024 * 1024 });
+    const place = gate.pass();
+    const request = { prompt: "two boats", width: 64, height: 64, n: 2, quality: undefined };
+    const outcome = generateOnChannel(catalog.get("beta")!.channels[0]!, API_KEY, request, AbortSignal.timeout(60_000), settings, place);
+    // The first answer took the only place; other jobs' answers line up behind it.
+    while (gate.held.answers === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const line = Array.from({ length: HOLD_BACK_AT }, () => {
+      const controller = new AbortController();
+      gate.enter(20_000, controller.signal).catch(() => undefined);
+      return controller;
+    });
+    // Held back, the second answer was never read and the job never ended (its channel's clock stood still too).
+    const inTime = await Promise.race([outcome.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 5_000))]);
+    line.forEach((controller) => controller.abort());
+    place.release();
+    expect(inTime).toBe(true);
+    expect(await dimensions(await outcome)).toEqual([
+      ["png", 64, 64],
+      ["png", 64, 64],
+    ]);
+  });
 });
 
 describe.each(CASES.filter((c) => c.polled))("$label, polled", (c) => {
