@@ -5,17 +5,19 @@ import type { Socket } from "node:net";
 // no body (a client reads one as a broken next answer). The parser's error carries
 // only the chunk it failed in (rawPacket) and how far into it it got (bytesParsed),
 // and a request line longer than one read (a 20-kB path, say) fails in a later
-// chunk than the one its method came in. So the edge notes the method of each
-// request as the parser begins it, from the parser's message-begin callback: slot
-// kOnMessageBegin (0) of node_http_parser.cc, which Node calls when it is a function
-// and its HTTP server leaves empty (null). A chunk may hold the unread tail of an
-// earlier request's body, or a whole request, before the one that begins; the one
-// that begins is the chunk's last, so its request line is the last one in the chunk.
-// llhttp begins a message at its first byte, so that chunk may end inside the
-// method ("HE"); such a start is taken as far as it came.
+// chunk than the one its method came in. So the edge notes, for each read in which
+// a request begins, the method of the read's last request: the parser's
+// message-begin callback (slot kOnMessageBegin (0) of node_http_parser.cc, which
+// Node calls when it is a function and its HTTP server leaves empty, null) scans the
+// read once, at its first begin, and keeps the method with the socket's byte count
+// (bytesRead, the same for every begin of one read). A request that fails in a later
+// read was the last to begin in its own, so its request line is that read's last.
+// llhttp begins a message at its first byte, so that read may end inside the
+// method ("HE"); such a start is taken as far as it came. A request that fails in
+// the read it began in is found in that read, before the point the parser failed at.
 
 const K_ON_MESSAGE_BEGIN = 0;
-const REQUEST_METHOD = Symbol("orvado.requestMethod");
+const REQUEST_START = Symbol("orvado.requestStart");
 
 interface HttpParser {
   [K_ON_MESSAGE_BEGIN]?: unknown;
@@ -23,7 +25,13 @@ interface HttpParser {
   getCurrentBuffer?(): Buffer;
 }
 
-type TrackedSocket = Socket & { parser?: HttpParser | null; [REQUEST_METHOD]?: string };
+/** The read the latest request began in (the socket's byte count after it) and its last request's method. */
+interface RequestStart {
+  readAt: number;
+  method: string | undefined;
+}
+
+type TrackedSocket = Socket & { parser?: HttpParser | null; [REQUEST_START]?: RequestStart };
 
 /** From now on each connection to `server` notes the method of the request its parser is reading. */
 export function rememberRequestStarts(server: Server): void {
@@ -36,19 +44,26 @@ export function rememberRequestStarts(server: Server): void {
 
 function noteRequestMethod(this: HttpParser): void {
   const socket = this.socket as TrackedSocket | null | undefined;
-  if (socket) socket[REQUEST_METHOD] = methodOfLastRequest(this.getCurrentBuffer!().toString("latin1"));
+  if (!socket) return;
+  const readAt = socket.bytesRead;
+  // One read of a thousand pipelined requests begins each of them: it is copied and scanned once.
+  if (socket[REQUEST_START]?.readAt === readAt) return;
+  socket[REQUEST_START] = { readAt, method: methodOfLastRequest(this.getCurrentBuffer!().toString("latin1")) };
 }
 
 /**
- * True if the refused request was a HEAD: by the request line before the point the parser failed at,
- * when that line is in the failing chunk, else by what the connection noted when the request began.
+ * True if the refused request was a HEAD: by what the connection noted when the request began in an
+ * earlier read, else by the request line before the point the parser failed at in this one. (The
+ * failing chunk of a request that began earlier can end in anything, "…%2C" say, that a cut line's
+ * scan would take for the start of a method.)
  * A method cut short by the end of a read ("HE") counts as HEAD: llhttp knows no other method that
  * begins with H, so any such request it did not refuse for its method is a HEAD.
  */
 export function refusedRequestWasHead(socket: Socket, error: { code?: string; rawPacket?: Buffer; bytesParsed?: number }): boolean {
   if (error.code === "HPE_INVALID_METHOD") return false;
-  const failedIn = error.rawPacket && methodOfLastRequest(error.rawPacket.toString("latin1"), error.bytesParsed);
-  const method = failedIn ?? (socket as TrackedSocket)[REQUEST_METHOD];
+  const start = (socket as TrackedSocket)[REQUEST_START];
+  const beganEarlier = start !== undefined && start.readAt !== socket.bytesRead;
+  const method = beganEarlier ? start.method : error.rawPacket && methodOfLastRequest(error.rawPacket.toString("latin1"), error.bytesParsed);
   return !!method && "HEAD".startsWith(method);
 }
 
