@@ -116,6 +116,23 @@ describe("AnswerGate", () => {
     await expect(gate.pass().admit(20 * KB, AbortSignal.abort())).resolves.toBeUndefined();
   });
 
+  it("takes a waiting job out of line when it gives up its place, and gives back a place granted after that", async () => {
+    const { gate, holder } = await gateWithItsPlaceTaken(20 * KB);
+    const job = gate.pass();
+    const waiting = job.admit(20 * KB);
+    expect(gate.waiting).toBe(1);
+    job.release();
+    await expect(waiting).rejects.toThrow(/gave back its answer place/);
+    expect(gate.waiting).toBe(0);
+    // Released in the moment between its admission and the job noting it: the place goes straight back.
+    const late = gate.pass();
+    const lateIn = late.admit(20 * KB);
+    holder.release();
+    late.release();
+    await expect(lateIn).rejects.toThrow(/gave back its answer place/);
+    expect(gate.held).toEqual({ answers: 0, bytes: 0 });
+  });
+
   it("refuses limits that are not whole numbers of at least 1", () => {
     expect(() => new AnswerGate({ answers: 0, bytes: 1024 })).toThrow(/answers limit/);
     expect(() => new AnswerGate({ answers: 4, bytes: 1.5 })).toThrow(/bytes limit/);

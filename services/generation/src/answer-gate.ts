@@ -151,6 +151,8 @@ export class AnswerGate {
   }
 }
 
+const PLACE_GIVEN_UP = "the job gave back its answer place before the answer's turn came";
+
 /**
  * A job's place in the gate: held from its first large answer until release(); released twice, it gives
  * back once. The job's own connections are never held back once it is in line or holds its place: the
@@ -163,6 +165,8 @@ export class AnswerPass {
   #entering: Promise<void> | null = null;
   /** The job's connections registered for holding back, each with the function that takes it out of the gate's set. */
   readonly #readers = new Map<HeldBackReader, () => void>();
+  /** Takes the job's first large answer out of line: release() while it waits. */
+  #leaveLine: AbortController | null = null;
 
   constructor(private readonly gate: AnswerGate) {}
 
@@ -180,14 +184,26 @@ export class AnswerPass {
       return this.#grow(bytes);
     }
     this.#exemptReaders();
-    this.#entering = this.gate.enter(bytes, signal).then(() => {
-      this.#held = true;
-      this.#bytes += bytes;
-    });
+    const leaveLine = new AbortController();
+    const followSignal = () => leaveLine.abort(signal!.reason);
+    if (signal?.aborted) followSignal();
+    else signal?.addEventListener("abort", followSignal, { once: true });
+    this.#leaveLine = leaveLine;
     try {
+      this.#entering = this.gate.enter(bytes, leaveLine.signal).then(() => {
+        // Given up (release()) while the place was on its way: it goes straight back.
+        if (this.#leaveLine !== leaveLine) {
+          this.gate.leave(bytes);
+          throw new Error(PLACE_GIVEN_UP);
+        }
+        this.#held = true;
+        this.#bytes += bytes;
+      });
       await this.#entering;
     } finally {
       this.#entering = null;
+      if (this.#leaveLine === leaveLine) this.#leaveLine = null;
+      signal?.removeEventListener("abort", followSignal);
     }
   }
 
@@ -207,7 +223,14 @@ export class AnswerPass {
     this.#readers.clear();
   }
 
+  /**
+   * Gives back the job's place, or takes its answer out of line: an answer whose connection was cut
+   * while it waited fails its call, and a place granted after the job had ended would never come back.
+   */
   release(): void {
+    const waiting = this.#leaveLine;
+    this.#leaveLine = null;
+    waiting?.abort(new Error(PLACE_GIVEN_UP));
     if (!this.#held) return;
     this.#held = false;
     this.gate.leave(this.#bytes);

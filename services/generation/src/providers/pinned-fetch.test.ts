@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lookup as dnsLookup } from "node:dns";
 import { AnswerTooLarge, fetchWithLookup, pinnedFetch, publicOnlyLookup } from "./pinned-fetch.ts";
-import type { HeldBackReader } from "../answer-gate.ts";
+import { AnswerGate, type HeldBackReader } from "../answer-gate.ts";
 
 // The address check happens where the connection is made, so a name that resolves
 // to an internal address is refused even when nothing checked the name beforehand
@@ -181,6 +181,12 @@ describe("an answer waiting for its place in the answer gate (node:http, a local
       request.socket.on("error", () => undefined);
       closed.push(new Promise((resolve) => request.socket.once("close", () => resolve())));
       if (request.url === "/unsized") return void response.end("u".repeat(20_000));
+      if (request.url === "/cut-in-line") {
+        // 40 kB declared, 100 bytes sent, then the connection cut: the answer dies waiting in line.
+        response.writeHead(200, { "content-length": "40000" });
+        response.write("x".repeat(100));
+        return void setTimeout(() => response.socket?.destroy(), 50);
+      }
       written = 0;
       response.writeHead(200, { "content-length": String(LARGE), "content-type": "application/octet-stream" });
       const pump = () => {
@@ -210,6 +216,25 @@ describe("an answer waiting for its place in the answer gate (node:http, a local
     }
     return written;
   }
+
+  it("fails the call when the upstream cuts an answer waiting in line, and the job's release takes it out of line for good", async () => {
+    const gate = new AnswerGate({ answers: 1, bytes: 1024 * 1024 });
+    const holder = gate.pass();
+    await holder.admit(20_000);
+    const job = gate.pass();
+    const url = new URL(`http://127.0.0.1:${port}/cut-in-line`);
+    // The call's own signal, as upstream.ts passes it: never aborted once the call has ended.
+    const call = fetchWithLookup(url, { method: "GET", headers: {}, signal: new AbortController().signal, admit: (bytes, signal) => job.admit(bytes, signal) }, anyAddress);
+    await expect(call).rejects.toThrow();
+    expect(gate.waiting).toBe(1);
+    // The job ends (jobs.ts gives its place back whatever happened): its dead answer leaves the line,
+    // so the place the holder gives back next is not taken by it, for ever.
+    job.release();
+    expect(gate.waiting).toBe(0);
+    holder.release();
+    await sleep(20);
+    expect(gate.held).toEqual({ answers: 0, bytes: 0 });
+  });
 
   it("is not read until admitted: the upstream is held back by TCP, then the whole answer arrives", async () => {
     let admit!: () => void;
