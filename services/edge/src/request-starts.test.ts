@@ -229,3 +229,53 @@ describe("methodOfLastRequest", () => {
     expect(methodOfLastRequest(`${"A".repeat(64_000)}HE`)).toBe("HE");
   });
 });
+
+describe("refusals without a read to scan, and a parser fed through 'data' events", () => {
+  // Its own edge: a short request timeout, and connections whose reads another listener watches
+  // (Node then feeds the parser from 'data' events) when the test asks for it.
+  const edge = buildEdgeApp(loadEdgeConfig({ ORVADO_INTERNAL_SECRET: "s".repeat(32), EDGE_REQUEST_TIMEOUT_MS: "300" }), createLogger("test", "silent"));
+  let edgePort = 0;
+  let watchReads = false;
+  edge.server.on("connection", (socket: Socket) => {
+    if (!watchReads) return;
+    // Both writes below reach the parser after the pause, at one byte count.
+    socket.on("data", () => undefined);
+    socket.pause();
+    setTimeout(() => socket.resume(), 300);
+  });
+  beforeAll(async () => {
+    await edge.listen({ host: "127.0.0.1", port: 0 });
+    edgePort = (edge.server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await edge.close();
+  });
+  const toEdge = () => connect(edgePort, "127.0.0.1");
+  const started = "HEAD /v1/models HTTP/1.1\r\nHost: x\r\n";
+
+  it("answers a HEAD whose headers stall, in the read it began in, with a 408 and no body", async () => {
+    const { head, body } = headAndBody(await exchange([started], toEdge()));
+    expect(head).toMatch(/^HTTP\/1\.1 408 /);
+    expect(body).toBe("");
+  });
+
+  it("answers a HEAD the client's FIN cuts short, in the read it began in, with a 400 and no body", async () => {
+    const socket = toEdge();
+    const answer = exchange([started], socket);
+    setTimeout(() => socket.end(), 50);
+    const { head, body } = headAndBody(await answer);
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(body).toBe("");
+  });
+
+  it("answers a HEAD whose long target crosses reads with no body when the reads reach the parser through 'data' events", async () => {
+    watchReads = true;
+    try {
+      const { head, body } = headAndBody(await exchange(split("HEAD"), toEdge()));
+      expect(head).toMatch(/^HTTP\/1\.1 431 /);
+      expect(body).toBe("");
+    } finally {
+      watchReads = false;
+    }
+  });
+});

@@ -21,6 +21,8 @@ const REQUEST_START = Symbol("orvado.requestStart");
 
 interface HttpParser {
   [K_ON_MESSAGE_BEGIN]?: unknown;
+  /** True while the parser reads the socket's handle itself (Node's consume path), one read per parse. */
+  _consumed?: boolean;
   socket?: Socket | null;
   getCurrentBuffer?(): Buffer;
 }
@@ -55,15 +57,25 @@ function noteRequestMethod(this: HttpParser): void {
  * True if the refused request was a HEAD: by what the connection noted when the request began in an
  * earlier read, else by the request line before the point the parser failed at in this one. (The
  * failing chunk of a request that began earlier can end in anything, "…%2C" say, that a cut line's
- * scan would take for the start of a method.)
+ * scan would take for the start of a method.) A refusal with no read to scan (a request that timed
+ * out, 408, or that the client's FIN cut short) takes the noted method. The byte count tells reads
+ * apart only while the parser reads the socket itself: fed through 'data' events (once anything
+ * listens for them), reads held while the socket was paused all reach it at one count, so then the
+ * failing read is scanned first, as before the count was used.
  * A method cut short by the end of a read ("HE") counts as HEAD: llhttp knows no other method that
  * begins with H, so any such request it did not refuse for its method is a HEAD.
  */
 export function refusedRequestWasHead(socket: Socket, error: { code?: string; rawPacket?: Buffer; bytesParsed?: number }): boolean {
   if (error.code === "HPE_INVALID_METHOD") return false;
-  const start = (socket as TrackedSocket)[REQUEST_START];
-  const beganEarlier = start !== undefined && start.readAt !== socket.bytesRead;
-  const method = beganEarlier ? start.method : error.rawPacket && methodOfLastRequest(error.rawPacket.toString("latin1"), error.bytesParsed);
+  const tracked = socket as TrackedSocket;
+  const noted = tracked[REQUEST_START];
+  const beganEarlier = noted !== undefined && tracked.parser?._consumed === true && noted.readAt !== socket.bytesRead;
+  if (beganEarlier) return isHead(noted.method);
+  const scanned = error.rawPacket?.length ? methodOfLastRequest(error.rawPacket.toString("latin1"), error.bytesParsed) : undefined;
+  return isHead(scanned ?? noted?.method);
+}
+
+function isHead(method: string | undefined): boolean {
   return !!method && "HEAD".startsWith(method);
 }
 
