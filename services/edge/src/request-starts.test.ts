@@ -217,6 +217,12 @@ describe("methodOfLastRequest", () => {
     expect(methodOfLastRequest('rompt":"x"}H')).toBe("H");
   });
 
+  it("takes a cut line below a request line, with no blank line between, for a header of that request", () => {
+    expect(methodOfLastRequest("GET /a HTTP/1.1\r\nH")).toBe("GET");
+    expect(methodOfLastRequest("HEAD /a HTTP/1.1\r\nHost: x\r\nAC")).toBe("HEAD");
+    expect(methodOfLastRequest("GET /a HTTP/1.1\r\nHost: x\r\n\r\nH")).toBe("H");
+  });
+
   it("shows no method for a chunk from the middle of a request", () => {
     expect(methodOfLastRequest("aaaaaaaaaa HTTP/1.1\r\nHost: x\r\n\r\n")).toBeUndefined();
     expect(methodOfLastRequest("\u0000\u0001 garbage")).toBeUndefined();
@@ -230,7 +236,7 @@ describe("methodOfLastRequest", () => {
   });
 });
 
-describe("refusals without a read to scan, and a parser fed through 'data' events", () => {
+describe("refusals of requests cut anywhere: with no read to scan, one byte into a line, in a body, and through 'data' events", () => {
   // Its own edge: a short request timeout, and connections whose reads another listener watches
   // (Node then feeds the parser from 'data' events) when the test asks for it.
   const edge = buildEdgeApp(loadEdgeConfig({ ORVADO_INTERNAL_SECRET: "s".repeat(32), EDGE_REQUEST_TIMEOUT_MS: "300" }), createLogger("test", "silent"));
@@ -267,6 +273,32 @@ describe("refusals without a read to scan, and a parser fed through 'data' event
     expect(head).toMatch(/^HTTP\/1\.1 400 /);
     expect(body).toBe("");
   });
+
+  // A read that ends one byte into a header line (the H of Host) or into a body ("…H") shows a lone
+  // capital where a pipelined request's method could begin; it is neither.
+  const post = (sent: string) => `POST /v1/images/generations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n${sent}`;
+  const bigHeader = `X-Big: ${"h".repeat(20_000)}\r\n\r\n`;
+  const cases: { label: string; parts: string[]; fin?: boolean; status: number; head: boolean }[] = [
+    { label: "a GET whose headers stall after the H of Host", parts: ["GET /v1/models HTTP/1.1\r\nH"], status: 408, head: false },
+    { label: "a GET the client's FIN cuts after the H of Host", parts: ["GET /v1/models HTTP/1.1\r\nH"], fin: true, status: 400, head: false },
+    { label: "a GET whose first read ends with the H of Host, over the limit later", parts: ["GET /v1/models HTTP/1.1\r\nH", `ost: x\r\n${bigHeader}`], status: 431, head: false },
+    { label: "a HEAD whose headers stall after the C of Content-Type", parts: ["HEAD /v1/models HTTP/1.1\r\nHost: x\r\nC"], status: 408, head: true },
+    { label: "a HEAD whose first read ends with the A of Accept, over the limit later", parts: ["HEAD /v1/models HTTP/1.1\r\nHost: x\r\nA", `ccept: */*\r\n${bigHeader}`], status: 431, head: true },
+    { label: "a POST whose body stalls after '{\"prompt\":\"H'", parts: [post('{"prompt":"H')], status: 408, head: false },
+    { label: "a POST whose body the client's FIN cuts after '{\"prompt\":\"H'", parts: [post('{"prompt":"H')], fin: true, status: 400, head: false },
+    { label: "a POST whose body stalls in its second read, the first ending in H", parts: [post('{"prompt":"H'), "ello"], status: 408, head: false },
+  ];
+  for (const { label, parts, fin, status, head: isHead } of cases) {
+    it(`answers ${label} with ${status} and ${isHead ? "no body" : "its error body"}`, async () => {
+      const socket = toEdge();
+      const answer = exchange(parts, socket);
+      if (fin) setTimeout(() => socket.end(), 50 * parts.length);
+      const { head, body } = headAndBody(await answer);
+      expect(head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      if (isHead) expect(body).toBe("");
+      else expect(JSON.parse(body).error.code).toBe("invalid_request");
+    });
+  }
 
   it("answers a HEAD whose long target crosses reads with no body when the reads reach the parser through 'data' events", async () => {
     watchReads = true;

@@ -23,6 +23,8 @@ interface HttpParser {
   [K_ON_MESSAGE_BEGIN]?: unknown;
   /** True while the parser reads the socket's handle itself (Node's consume path), one read per parse. */
   _consumed?: boolean;
+  /** The request whose head the parser has read whole (Node's IncomingMessage), complete once its body is. */
+  incoming?: { method?: string; complete?: boolean } | null;
   socket?: Socket | null;
   getCurrentBuffer?(): Buffer;
 }
@@ -58,7 +60,8 @@ function noteRequestMethod(this: HttpParser): void {
  * earlier read, else by the request line before the point the parser failed at in this one. (The
  * failing chunk of a request that began earlier can end in anything, "…%2C" say, that a cut line's
  * scan would take for the start of a method.) A refusal with no read to scan (a request that timed
- * out, 408, or that the client's FIN cut short) takes the noted method. The byte count tells reads
+ * out, 408, or that the client's FIN cut short) takes the noted method; one refused in its body, the
+ * method of its head, read whole by then. The byte count tells reads
  * apart only while the parser reads the socket itself: fed through 'data' events (once anything
  * listens for them), reads held while the socket was paused all reach it at one count, so then the
  * failing read is scanned first, as before the count was used.
@@ -68,6 +71,9 @@ function noteRequestMethod(this: HttpParser): void {
 export function refusedRequestWasHead(socket: Socket, error: { code?: string; rawPacket?: Buffer; bytesParsed?: number }): boolean {
   if (error.code === "HPE_INVALID_METHOD") return false;
   const tracked = socket as TrackedSocket;
+  // Refused in its body (a 408 for a stalled upload, a FIN or a bad chunk): its headers were read whole.
+  const incoming = tracked.parser?.incoming;
+  if (incoming && !incoming.complete) return incoming.method === "HEAD";
   const noted = tracked[REQUEST_START];
   const beganEarlier = noted !== undefined && tracked.parser?._consumed === true && noted.readAt !== socket.bytesRead;
   if (beganEarlier) return isHead(noted.method);
@@ -96,7 +102,25 @@ export function methodOfLastRequest(chunk: string, end = chunk.length): string |
     const lineStart = chunk.lastIndexOf("\n", lineEnd - 1) + 1;
     const line = chunk.slice(lineStart, lineEnd);
     const method = cut ? methodOfCutLine(line) : methodOfWholeLine(line.endsWith("\r") ? line.slice(0, -1) : line);
+    if (method !== undefined && cut && lineStart > 0) return requestHeadAbove(chunk, lineStart - 1) ?? method;
     if (method !== undefined || lineStart === 0) return method;
+    lineEnd = lineStart - 1;
+  }
+}
+
+/**
+ * The method of the request whose head a cut last line belongs to: a whole request line above it with
+ * no blank line between (a head holds none), else undefined (the cut line may begin a request).
+ */
+function requestHeadAbove(chunk: string, lineEnd: number): string | undefined {
+  for (;;) {
+    const lineStart = chunk.lastIndexOf("\n", lineEnd - 1) + 1;
+    const raw = chunk.slice(lineStart, lineEnd);
+    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    if (line === "") return undefined;
+    const method = methodOfWholeLine(line);
+    if (method !== undefined) return method;
+    if (lineStart === 0) return undefined;
     lineEnd = lineStart - 1;
   }
 }
