@@ -217,10 +217,14 @@ describe("methodOfLastRequest", () => {
     expect(methodOfLastRequest('rompt":"x"}H')).toBe("H");
   });
 
-  it("takes a cut line below a request line, with no blank line between, for a header of that request", () => {
-    expect(methodOfLastRequest("GET /a HTTP/1.1\r\nH")).toBe("GET");
-    expect(methodOfLastRequest("HEAD /a HTTP/1.1\r\nHost: x\r\nAC")).toBe("HEAD");
-    expect(methodOfLastRequest("GET /a HTTP/1.1\r\nHost: x\r\n\r\nH")).toBe("H");
+  it("takes a cut line for a header of the request line opening its head, when the read held no body", () => {
+    const headsOnly = (chunk: string) => methodOfLastRequest(chunk, undefined, true);
+    expect(headsOnly("GET /a HTTP/1.1\r\nH")).toBe("GET");
+    expect(headsOnly("HEAD /a HTTP/1.1\r\nX-Note: GET /b HTTP/1.1\r\nAC")).toBe("HEAD");
+    expect(headsOnly("GET /a HTTP/1.1\r\nHost: x\r\n\r\nH")).toBe("H");
+    expect(headsOnly("HEAD /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\nH")).toBe("GET");
+    // A read that held a body: its lines may only look like a head.
+    expect(methodOfLastRequest("GET /a HTTP/1.1\r\nH")).toBe("H");
   });
 
   it("shows no method for a chunk from the middle of a request", () => {
@@ -278,6 +282,11 @@ describe("refusals of requests cut anywhere: with no read to scan, one byte into
   // capital where a pipelined request's method could begin; it is neither.
   const post = (sent: string) => `POST /v1/images/generations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n${sent}`;
   const bigHeader = `X-Big: ${"h".repeat(20_000)}\r\n\r\n`;
+  /** A request answered 404 whose body (real newlines, as text/plain and multipart hold) is read whole before the next request. */
+  const postWith = (body: string, type = "text/plain") =>
+    `POST /no-such-route HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const posterText = "Draw a poster that reads:\r\nGET /index.html HTTP/1.1\r\n";
+  const multipart = '--b\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nA sign that says\r\nGET / HTTP/1.1\r\n--b--\r\n';
   const cases: { label: string; parts: string[]; fin?: boolean; status: number; head: boolean }[] = [
     { label: "a GET whose headers stall after the H of Host", parts: ["GET /v1/models HTTP/1.1\r\nH"], status: 408, head: false },
     { label: "a GET the client's FIN cuts after the H of Host", parts: ["GET /v1/models HTTP/1.1\r\nH"], fin: true, status: 400, head: false },
@@ -287,13 +296,24 @@ describe("refusals of requests cut anywhere: with no read to scan, one byte into
     { label: "a POST whose body stalls after '{\"prompt\":\"H'", parts: [post('{"prompt":"H')], status: 408, head: false },
     { label: "a POST whose body the client's FIN cuts after '{\"prompt\":\"H'", parts: [post('{"prompt":"H')], fin: true, status: 400, head: false },
     { label: "a POST whose body stalls in its second read, the first ending in H", parts: [post('{"prompt":"H'), "ello"], status: 408, head: false },
+    // Lines that look like a request's head, inside a body (text/plain, multipart) or a header: never the method.
+    { label: "a HEAD cut after its H behind a text body holding a request line, over the limit later", parts: [postWith(posterText) + "H", `EAD /v1/models HTTP/1.1\r\nHost: x\r\n${bigHeader}`], status: 431, head: true },
+    { label: "a HEAD whose headers stall after 'HEAD /v1/mo' behind a multipart upload holding a request line", parts: [postWith(multipart, "multipart/form-data; boundary=b") + "HEAD /v1/mo"], status: 408, head: true },
+    { label: "a GET whose headers stall after its G behind a body ending in a HEAD request line", parts: [postWith("See:\r\nHEAD /x HTTP/1.1\r\n") + "G"], status: 408, head: false },
+    { label: "a GET the client's FIN cuts after 'GET /v1/mod' behind such a body", parts: [postWith("See:\r\nHEAD /x HTTP/1.1\r\n") + "GET /v1/mod"], fin: true, status: 400, head: false },
+    { label: "a HEAD with a header ending like a request line, its headers stalling after the H of the next", parts: ["HEAD /v1/models HTTP/1.1\r\nX-Note: GET /b HTTP/1.1\r\nH"], status: 408, head: true },
+    // A method begun right behind a body whose last line has spaces in it.
+    { label: "a HEAD cut after 'HE' behind a JSON body", parts: [postWith('{"prompt":"a cat"}', "application/json") + "HE"], status: 408, head: true },
+    { label: "a HEAD cut after 'H' behind a JSON body, over the limit later", parts: [postWith('{"prompt":"a cat"}', "application/json") + "H", `EAD /v1/models HTTP/1.1\r\nHost: x\r\n${bigHeader}`], status: 431, head: true },
+    { label: "a GET whose headers stall after 'X-Note: a cat H'", parts: ["GET /v1/models HTTP/1.1\r\nX-Note: a cat H"], status: 408, head: false },
   ];
   for (const { label, parts, fin, status, head: isHead } of cases) {
     it(`answers ${label} with ${status} and ${isHead ? "no body" : "its error body"}`, async () => {
       const socket = toEdge();
       const answer = exchange(parts, socket);
       if (fin) setTimeout(() => socket.end(), 50 * parts.length);
-      const { head, body } = headAndBody(await answer);
+      // The refusal is the connection's last answer (after a 404 for a request before it).
+      const { head, body } = headAndBody((await answer).split(/(?=HTTP\/1\.1 \d{3} )/).pop()!);
       expect(head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
       if (isHead) expect(body).toBe("");
       else expect(JSON.parse(body).error.code).toBe("invalid_request");

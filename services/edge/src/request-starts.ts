@@ -17,10 +17,15 @@ import type { Socket } from "node:net";
 // the read it began in is found in that read, before the point the parser failed at.
 
 const K_ON_MESSAGE_BEGIN = 0;
+const K_ON_BODY = 3;
 const REQUEST_START = Symbol("orvado.requestStart");
+/** The socket's byte count when the parser last handed on body bytes: a read that held a body. */
+const BODY_READ_AT = Symbol("orvado.bodyReadAt");
+const NOTES_BODIES = Symbol("orvado.notesBodies");
 
 interface HttpParser {
   [K_ON_MESSAGE_BEGIN]?: unknown;
+  [K_ON_BODY]?: unknown;
   /** True while the parser reads the socket's handle itself (Node's consume path), one read per parse. */
   _consumed?: boolean;
   /** The request whose head the parser has read whole (Node's IncomingMessage), complete once its body is. */
@@ -35,15 +40,41 @@ interface RequestStart {
   method: string | undefined;
 }
 
-type TrackedSocket = Socket & { parser?: HttpParser | null; [REQUEST_START]?: RequestStart };
+type TrackedSocket = Socket & { parser?: HttpParser | null; [REQUEST_START]?: RequestStart; [BODY_READ_AT]?: number };
+type BodyCallback = ((this: HttpParser, ...args: unknown[]) => unknown) & { [NOTES_BODIES]?: true };
 
 /** From now on each connection to `server` notes the method of the request its parser is reading. */
 export function rememberRequestStarts(server: Server): void {
   // Node's own connection listener (added when the server was made) has given the socket its parser.
   server.on("connection", (socket: TrackedSocket) => {
     const parser = socket.parser;
-    if (parser && parser[K_ON_MESSAGE_BEGIN] === null && typeof parser.getCurrentBuffer === "function") parser[K_ON_MESSAGE_BEGIN] = noteRequestMethod;
+    if (parser && parser[K_ON_MESSAGE_BEGIN] === null && typeof parser.getCurrentBuffer === "function") {
+      parser[K_ON_MESSAGE_BEGIN] = noteRequestMethod;
+      noteBodies(parser);
+    }
   });
+}
+
+/**
+ * Notes, in the socket, each read in which the parser hands on body bytes (kOnBody, slot 3): a body may
+ * hold lines that look like a request's head, so a read that held one is never read as heads only.
+ * Node pools its parsers and keeps this slot, so a parser's callback is wrapped once.
+ */
+function noteBodies(parser: HttpParser): void {
+  const onBody = parser[K_ON_BODY] as BodyCallback | undefined;
+  if (typeof onBody !== "function" || onBody[NOTES_BODIES]) return;
+  const noting: BodyCallback = function (this: HttpParser, ...args: unknown[]) {
+    const socket = this.socket as TrackedSocket | null | undefined;
+    if (socket) socket[BODY_READ_AT] = socket.bytesRead;
+    return onBody.apply(this, args);
+  };
+  noting[NOTES_BODIES] = true;
+  parser[K_ON_BODY] = noting;
+}
+
+/** True when no body has been handed on from the read the socket is in now. */
+function noBodyInThisRead(socket: TrackedSocket): boolean {
+  return socket[BODY_READ_AT] !== socket.bytesRead;
 }
 
 function noteRequestMethod(this: HttpParser): void {
@@ -52,7 +83,7 @@ function noteRequestMethod(this: HttpParser): void {
   const readAt = socket.bytesRead;
   // One read of a thousand pipelined requests begins each of them: it is copied and scanned once.
   if (socket[REQUEST_START]?.readAt === readAt) return;
-  socket[REQUEST_START] = { readAt, method: methodOfLastRequest(this.getCurrentBuffer!().toString("latin1")) };
+  socket[REQUEST_START] = { readAt, method: methodOfLastRequest(this.getCurrentBuffer!().toString("latin1"), undefined, noBodyInThisRead(socket)) };
 }
 
 /**
@@ -77,7 +108,7 @@ export function refusedRequestWasHead(socket: Socket, error: { code?: string; ra
   const noted = tracked[REQUEST_START];
   const beganEarlier = noted !== undefined && tracked.parser?._consumed === true && noted.readAt !== socket.bytesRead;
   if (beganEarlier) return isHead(noted.method);
-  const scanned = error.rawPacket?.length ? methodOfLastRequest(error.rawPacket.toString("latin1"), error.bytesParsed) : undefined;
+  const scanned = error.rawPacket?.length ? methodOfLastRequest(error.rawPacket.toString("latin1"), error.bytesParsed, noBodyInThisRead(tracked)) : undefined;
   return isHead(scanned ?? noted?.method);
 }
 
@@ -94,33 +125,36 @@ const LONGEST_METHOD = Math.max(...KNOWN_METHODS.map((method) => method.length))
  * request line; the line `end` cuts may also be one cut short. Anything may stand before a request
  * line on its line (the tail of a body the parser skipped), so the method is read from the line's end,
  * and only a method llhttp knows counts: the parser refuses any other before it could fail later. A
- * chunk that starts inside a method ("EAD /x HTTP/1.1") so shows none.
+ * chunk that starts inside a method ("EAD /x HTTP/1.1") so shows none. With `headsOnly` (the read held
+ * no body), a cut line that could begin a method (the "H" of "Host") is a header of the request whose
+ * line opens its head, when there is one.
  */
-export function methodOfLastRequest(chunk: string, end = chunk.length): string | undefined {
+export function methodOfLastRequest(chunk: string, end = chunk.length, headsOnly = false): string | undefined {
   let lineEnd = Math.min(Math.max(end, 0), chunk.length);
   for (let cut = true; ; cut = false) {
     const lineStart = chunk.lastIndexOf("\n", lineEnd - 1) + 1;
     const line = chunk.slice(lineStart, lineEnd);
     const method = cut ? methodOfCutLine(line) : methodOfWholeLine(line.endsWith("\r") ? line.slice(0, -1) : line);
-    if (method !== undefined && cut && lineStart > 0) return requestHeadAbove(chunk, lineStart - 1) ?? method;
+    if (method !== undefined && cut && headsOnly && lineStart > 0) return requestOpeningTheHead(chunk, lineStart - 1) ?? method;
     if (method !== undefined || lineStart === 0) return method;
     lineEnd = lineStart - 1;
   }
 }
 
 /**
- * The method of the request whose head a cut last line belongs to: a whole request line above it with
- * no blank line between (a head holds none), else undefined (the cut line may begin a request).
+ * The method of the request line that opens the head a cut line is in: the line after the last blank
+ * line above it (a head holds none, and each bodyless request's head ends with one), or the chunk's
+ * first line. Only that opening line counts, as a header may itself end like a request line.
  */
-function requestHeadAbove(chunk: string, lineEnd: number): string | undefined {
+function requestOpeningTheHead(chunk: string, lineEnd: number): string | undefined {
+  let opening = "";
   for (;;) {
     const lineStart = chunk.lastIndexOf("\n", lineEnd - 1) + 1;
     const raw = chunk.slice(lineStart, lineEnd);
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (line === "") return undefined;
-    const method = methodOfWholeLine(line);
-    if (method !== undefined) return method;
-    if (lineStart === 0) return undefined;
+    if (line === "") return methodOfWholeLine(opening);
+    opening = line;
+    if (lineStart === 0) return methodOfWholeLine(opening);
     lineEnd = lineStart - 1;
   }
 }
@@ -143,7 +177,10 @@ function methodOfCutLine(line: string): string | undefined {
     const method = methodBeforeTarget(line.slice(0, lastSpace));
     if (method !== undefined) return method;
   }
-  return last.includes("\r") ? undefined : knownMethodEnding(upperRunAtEnd(line.slice(0, lastSpace)), KNOWN_METHOD);
+  if (last.includes("\r")) return undefined;
+  // In the target ("GET /pat"), else a method begun right behind a body line with spaces in it
+  // ('{"prompt":"a cat"}HE'); headsOnly's check then tells a header's capitals from it.
+  return knownMethodEnding(upperRunAtEnd(line.slice(0, lastSpace)), KNOWN_METHOD) ?? knownMethodEnding(upperRunAtEnd(last), KNOWN_METHOD_START);
 }
 
 /** "… METHOD target": the method before the last space, with a target after it. */
