@@ -92,10 +92,9 @@ function noteRequestMethod(this: HttpParser): void {
  * failing chunk of a request that began earlier can end in anything, "…%2C" say, that a cut line's
  * scan would take for the start of a method.) A refusal with no read to scan (a request that timed
  * out, 408, or that the client's FIN cut short) takes the noted method; one refused in its body, the
- * method of its head, read whole by then. The byte count tells reads
- * apart only while the parser reads the socket itself: fed through 'data' events (once anything
- * listens for them), reads held while the socket was paused all reach it at one count, so then the
- * failing read is scanned first, as before the count was used.
+ * method of its head, read whole by then. The byte count tells reads apart only while the parser
+ * reads the socket itself: fed through 'data' events (once anything listens for them), reads held
+ * while the socket was paused all reach it at one count, so then the failing read is scanned first.
  * A method cut short by the end of a read ("HE") counts as HEAD: llhttp knows no other method that
  * begins with H, so any such request it did not refuse for its method is a HEAD.
  */
@@ -134,7 +133,7 @@ export function methodOfLastRequest(chunk: string, end = chunk.length, headsOnly
   for (let cut = true; ; cut = false) {
     const lineStart = chunk.lastIndexOf("\n", lineEnd - 1) + 1;
     const line = chunk.slice(lineStart, lineEnd);
-    const method = cut ? methodOfCutLine(line) : methodOfWholeLine(line.endsWith("\r") ? line.slice(0, -1) : line);
+    const method = cut ? methodOfCutLine(line) : methodOfWholeLine(withoutCr(line));
     if (method !== undefined && cut && headsOnly && lineStart > 0) return requestOpeningTheHead(chunk, lineStart - 1) ?? method;
     if (method !== undefined || lineStart === 0) return method;
     lineEnd = lineStart - 1;
@@ -150,13 +149,17 @@ function requestOpeningTheHead(chunk: string, lineEnd: number): string | undefin
   let opening = "";
   for (;;) {
     const lineStart = chunk.lastIndexOf("\n", lineEnd - 1) + 1;
-    const raw = chunk.slice(lineStart, lineEnd);
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    const line = withoutCr(chunk.slice(lineStart, lineEnd));
     if (line === "") return methodOfWholeLine(opening);
     opening = line;
     if (lineStart === 0) return methodOfWholeLine(opening);
     lineEnd = lineStart - 1;
   }
+}
+
+/** A line as read up to its LF, without the CR before it. */
+function withoutCr(line: string): string {
+  return line.endsWith("\r") ? line.slice(0, -1) : line;
 }
 
 /** "… METHOD target HTTP/x.y": the method, or undefined if the line is not a request line. */
