@@ -2,6 +2,7 @@
 // Orvado from two checkouts of this repository (each with its own `npm ci`), side by
 // side against one fake upstream, alternating round by round with direct calls, so that
 // a change is measured against the code before it in one run on the same machine state.
+// Each runs with its own checkout's Node flags (services/stack/src/node-flags.ts).
 // Prints each round, then each one's p50, added p50 over direct and req/s (medians of the
 // rounds, as npm run bench reports them), and writes bench/results/checkouts-<time>.json.
 //
@@ -14,12 +15,12 @@
 // bench's "64 accounts" targets do.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { cpus, loadavg } from "node:os";
 import { runLoad, type Target } from "./load.ts";
 import { RESULTS_DIR, TSX, startUpstream, clearChildLogs, writeBenchCatalog, benchBundle, BENCH_SERVICE_ENV, logFile, type OrvadoInfo } from "./servers.ts";
 import { directTarget, measure, orvadoTarget, smokeTest, spreadTarget } from "./targets.ts";
 import { startReportingChild, type Child } from "./processes.ts";
-import { STACK_NODE_FLAGS } from "../services/stack/src/node-flags.ts";
 import { fixed, formatTable } from "./stats.ts";
 import { benchKafkaBrokers, benchKafkaSettings, kafkaEnv } from "./kafka.ts";
 
@@ -33,6 +34,13 @@ const THROUGH_TSX = new Set((process.env.BENCH_TSX ?? "").split(",").filter(Bool
 
 const brokers = benchKafkaBrokers();
 
+/** The Node flags a checkout runs its one-process stack with: its own, so that a change of flags is measured too. */
+async function stackNodeFlags(root: string): Promise<readonly string[]> {
+  const flags: { STACK_NODE_FLAGS: readonly string[] } = await import(pathToFileURL(join(root, "services", "stack", "src", "node-flags.ts")).href);
+  return flags.STACK_NODE_FLAGS;
+}
+const nodeFlags = { A: await stackNodeFlags(checkouts.A), B: await stackNodeFlags(checkouts.B) };
+
 clearChildLogs();
 const loadAtStart = loadavg();
 const upstream = await startUpstream();
@@ -43,8 +51,8 @@ try {
   for (const [name, root] of Object.entries(checkouts) as [string, string][]) {
     const child = await startReportingChild<OrvadoInfo>({
       name: `Orvado ${name}`,
-      // Each checkout's own bench/orvado-main.ts, bundled as npm start bundles the stack, with the flags npm start uses.
-      args: [...STACK_NODE_FLAGS, ...(THROUGH_TSX.has(name) ? [...TSX, join(root, "bench", "orvado-main.ts")] : [await benchBundle("orvado-main", root)])],
+      // Each checkout's own bench/orvado-main.ts, bundled as npm start bundles the stack, with the flags its npm start uses.
+      args: [...nodeFlags[name as "A" | "B"], ...(THROUGH_TSX.has(name) ? [...TSX, join(root, "bench", "orvado-main.ts")] : [await benchBundle("orvado-main", root)])],
       env: { ORVADO_MODELS_FILE: catalog, ...BENCH_SERVICE_ENV, BENCH_ORVADO_ACCOUNTS: String(SPREAD_ACCOUNTS), ...kafkaEnv(brokers.length > 0 ? benchKafkaSettings(brokers) : undefined) },
       logFile: logFile(`orvado-${name}`),
     });
@@ -59,12 +67,12 @@ try {
   const direct = results.find((result) => result.target === "direct")!.p50Ms;
   const rows: (string | number)[][] = [["target", "p50 ms", "added p50 ms", "req/s"]];
   for (const result of results) {
-    const name = result.target === "direct" ? "direct" : `${result.target}: ${checkouts[result.target as "A" | "B"]}${THROUGH_TSX.has(result.target) ? " (tsx)" : ""}`;
+    const name = result.target === "direct" ? "direct" : `${result.target}: ${checkouts[result.target as "A" | "B"]}${THROUGH_TSX.has(result.target) ? " (tsx)" : ""} ${nodeFlags[result.target as "A" | "B"].join(" ")}`;
     rows.push([name, fixed(result.p50Ms), result.target === "direct" ? "" : fixed(result.p50Ms - direct), fixed(result.rps, 0)]);
   }
   process.stdout.write(`\n${rounds.join("\n")}\n\n${formatTable(rows)}\nc=${CONNECTIONS}${SPREAD_ACCOUNTS > 1 ? ` over ${SPREAD_ACCOUNTS} accounts` : ""}, ${ROUNDS} × ${DURATION_S}-s rounds, ${brokers.length > 0 ? "Kafka" : "the Postgres log"}; load average (1 min) ${fixed(loadAtStart[0]!)} → ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n`);
   const file = join(RESULTS_DIR, `checkouts-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-  writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), checkouts, settings: { connections: CONNECTIONS, spreadAccounts: SPREAD_ACCOUNTS, rounds: ROUNDS, durationS: DURATION_S, kafkaBrokers: brokers, throughTsx: [...THROUGH_TSX] }, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg(), results }, null, 2));
+  writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), checkouts, nodeFlags, settings: { connections: CONNECTIONS, spreadAccounts: SPREAD_ACCOUNTS, rounds: ROUNDS, durationS: DURATION_S, kafkaBrokers: brokers, throughTsx: [...THROUGH_TSX] }, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg(), results }, null, 2));
   process.stdout.write(`wrote ${file}\n`);
 } finally {
   for (const child of children) await child.stop();

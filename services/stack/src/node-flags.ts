@@ -9,10 +9,22 @@
 // each scavenge copies them; fewer, larger scavenges copy less. Orvado alone at
 // c=100, alternating: 1,721 and 1,728 req/s against 1,399 and 1,588 with the
 // default, peak RSS 450–495 against 426–438 MB. 64 served as much (1,694, 1,821) but
-// at one connection it kept Buffers' memory outside the heap long enough to force
-// 106 full collections in a run where 32 made 29 and the default 5, and its p99
-// there was 12–36 ms against 6–8 (docs/performance.md#measured-design-choices).
-export const STACK_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=32"];
+// made more full collections at one connection, and its p99 there was 12–36 ms
+// against 6–8 (docs/performance.md#measured-design-choices).
+//
+// --initial-old-space-size=128: the old generation may reach 128 MB before V8
+// collects it in full, however little of it is alive. At one connection Orvado's
+// old generation holds about 28 MB, and V8 set its limit to about 1.2 times that
+// plus the new space's 32 MB. With so little room above the live objects it
+// started marking again about 0.35 s after each full collection: a mark-compact
+// every 0.3–0.4 s (about 30 in a 10-s round, no scavenge between them), each some
+// 20 ms of the main thread and more of the helper threads (--trace-gc,
+// --trace-incremental-marking). V8 keeps this size as the floor of the limit it
+// sets after each collection (--trace-gc-verbose). Alternating with the code
+// before: 0 full collections against 29 at one connection, 236 against 221 req/s;
+// at 100 connections 6 against 21, 1,197 against 1,103 req/s; p50 at one
+// connection unchanged (docs/performance.md#measured-design-choices).
+export const STACK_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=32", "--initial-old-space-size=128"];
 
 /**
  * Each service's flags in the four-process deployment (deploy/Dockerfile reads them
