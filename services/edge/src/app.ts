@@ -5,7 +5,7 @@ import { AuthService, BillingService, ErrorCode, GenerationService } from "@orva
 import { newRequestId, type Logger } from "@orvado/core";
 import { Code, ConnectError, internalClient } from "@orvado/rpc";
 import type { EdgeConfig } from "./config.ts";
-import { sendClientError, sendError, sendRoutingError } from "./reply.ts";
+import { noteAnswered, sendClientError, sendError, sendRoutingError } from "./reply.ts";
 import { KeyChecker } from "./key-check.ts";
 import { rememberRequestStarts } from "./request-starts.ts";
 import { serverTimeBounds } from "./time-bounds.ts";
@@ -66,6 +66,7 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
     reply.header("x-gateway-request-id", request.id).header("x-request-id", request.id);
   });
   app.addHook("onResponse", async (request, reply) => {
+    noteAnswered(request.raw);
     request.log.info({ method: request.method, url: request.url.split("?")[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");
   });
   // Before any route reads a body or query: text that cannot be UTF-8 never reaches a service.

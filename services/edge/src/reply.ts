@@ -1,4 +1,4 @@
-import { STATUS_CODES } from "node:http";
+import { STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ErrorCode, type Refusal } from "@orvado/proto";
@@ -26,26 +26,37 @@ export function sendRoutingError(error: FastifyError, request: FastifyRequest, r
  * Requests Node's HTTP parser rejects before Fastify ever sees them (malformed
  * HTTP, headers over the size limit, too slow to arrive): the same error shape,
  * with a request id of their own, then the connection is closed as Node does.
+ * A request has one answer: one already answered (a 404 sent before its body
+ * arrived) whose body then stalls or breaks is not answered again, only closed.
  */
 export function sendClientError(error: NodeJS.ErrnoException, socket: Socket) {
   if (error.code === "ECONNRESET" || socket.destroyed) return;
   const requestId = newRequestId();
-  const [status, message] =
-    error.code === "HPE_HEADER_OVERFLOW"
-      ? [431, "The request line and headers are larger than this server accepts"]
-      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
-        ? [408, "The request took too long to arrive"]
-        : [400, "The request is not valid HTTP"];
+  const [status, code, message] = clientErrorAnswer(error.code);
   // An answer to HEAD has no body (the client would read one as garbage).
   const head = refusedRequestWasHead(socket, error);
-  const body = head ? "" : JSON.stringify(errorBody(ErrorCode.INVALID_REQUEST, message, requestId));
-  if (socket.writable && !answerAlreadyStarted(socket)) {
+  const body = head ? "" : JSON.stringify(errorBody(code, message, requestId));
+  if (socket.writable && !answerAlreadyStarted(socket) && !refusedRequestWasAnswered(socket)) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n${head ? "" : `Content-Length: ${Buffer.byteLength(body)}\r\n`}` +
         `X-Gateway-Request-Id: ${requestId}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
   socket.destroy(error);
+}
+
+/** The status, code and message for a refusal by Node's parser; the statuses are the ones Node's own fallback answers with. */
+function clientErrorAnswer(parserCode: string | undefined): [number, ErrorCode, string] {
+  switch (parserCode) {
+    case "HPE_HEADER_OVERFLOW":
+      return [431, ErrorCode.INVALID_REQUEST, "The request line and headers are larger than this server accepts"];
+    case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
+      return [413, ErrorCode.BODY_TOO_LARGE, "The request body's chunk extensions are larger than this server accepts"];
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return [408, ErrorCode.INVALID_REQUEST, "The request took too long to arrive"];
+    default:
+      return [400, ErrorCode.INVALID_REQUEST, "The request is not valid HTTP"];
+  }
 }
 
 /**
@@ -56,6 +67,23 @@ export function sendClientError(error: NodeJS.ErrnoException, socket: Socket) {
 function answerAlreadyStarted(socket: Socket): boolean {
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
   return inFlight?.headersSent === true;
+}
+
+const answeredRequests = new WeakSet<IncomingMessage>();
+
+/** Notes a request whose answer has been sent whole (the edge's onResponse hook). */
+export function noteAnswered(request: IncomingMessage): void {
+  answeredRequests.add(request);
+}
+
+/**
+ * Whether the request refused is one already answered: a response sent whole leaves the
+ * socket (answerAlreadyStarted no longer sees it) while the parser may still be reading
+ * that request's body, and a stall (408) or a broken chunk (400) there is that request's.
+ */
+function refusedRequestWasAnswered(socket: Socket): boolean {
+  const incoming = (socket as Socket & { parser?: { incoming?: IncomingMessage | null } | null }).parser?.incoming;
+  return !!incoming && !incoming.complete && answeredRequests.has(incoming);
 }
 
 /** A refusal from a service, with the retry hints SDKs read. */

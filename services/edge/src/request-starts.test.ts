@@ -5,6 +5,7 @@ import { createLogger } from "@orvado/core";
 import { buildEdgeApp } from "./app.ts";
 import { methodOfLastRequest } from "./request-starts.ts";
 import { loadEdgeConfig } from "./config.ts";
+import { exchange as exchangeOn, headAndBody } from "./test-support.ts";
 
 // Requests Node's parser refuses, sent over raw sockets so the test decides where
 // each read ends: a request line longer than the 16-kB header limit, sent in two
@@ -24,31 +25,13 @@ afterAll(async () => {
 
 const LONG_PATH = `/${"a".repeat(20_000)}`;
 
-/** Writes each part after the previous one has had time to be read on its own; resolves with all the connection received. */
 function exchange(parts: string[], socket: Socket = connect(port, "127.0.0.1")): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let received = "";
-    socket.setEncoding("latin1");
-    socket.on("data", (chunk: string) => (received += chunk));
-    socket.on("error", reject);
-    socket.on("close", () => resolve(received));
-    void (async () => {
-      for (const part of parts) {
-        socket.write(part);
-        await new Promise((wait) => setTimeout(wait, 50));
-      }
-    })();
-  });
+  return exchangeOn(socket, parts);
 }
 
 function split(method: string): string[] {
   const line = `${method} ${LONG_PATH} HTTP/1.1\r\nHost: x\r\n\r\n`;
   return [line.slice(0, 10_000), line.slice(10_000)];
-}
-
-function headAndBody(answer: string): { head: string; body: string } {
-  const end = answer.indexOf("\r\n\r\n");
-  return { head: answer.slice(0, end), body: answer.slice(end + 4) };
 }
 
 describe("requests the HTTP parser refuses", () => {

@@ -1,0 +1,76 @@
+import { connect } from "node:net";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "@orvado/core";
+import { buildEdgeApp } from "./app.ts";
+import { loadEdgeConfig } from "./config.ts";
+import { exchange, headAndBody, statusesOf } from "./test-support.ts";
+
+// What the edge answers when Node's HTTP parser refuses a request (sendClientError), over
+// raw TCP sockets to the edge's own HTTP server: one answer per request, and the status Node
+// itself gives each refusal, in the error shape of docs/api.md#the-error-body.
+
+const edge = buildEdgeApp(loadEdgeConfig({ ORVADO_INTERNAL_SECRET: "s".repeat(32), EDGE_REQUEST_TIMEOUT_MS: "300" }), createLogger("test", "silent"));
+let port = 0;
+
+beforeAll(async () => {
+  await edge.listen({ host: "127.0.0.1", port: 0 });
+  port = (edge.server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  await edge.close();
+});
+
+/**
+ * A request refused for its media type, answered 415 before its body is read (Fastify answers
+ * before it reads a body no parser takes); `sent` is the part of the body that arrives.
+ */
+const refusedEarly = (length: number, sent: string) =>
+  `POST /v1/images/generations HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nContent-Length: ${length}\r\n\r\n${sent}`;
+const chunkedRefusedEarly = (sent: string) =>
+  `POST /v1/images/generations HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nTransfer-Encoding: chunked\r\n\r\n${sent}`;
+
+describe("a request already answered whose body then fails (raw TCP)", () => {
+  it("is not answered again when its body stalls: the 415 is the connection's only answer", async () => {
+    const received = await exchange(connect(port, "127.0.0.1"), [refusedEarly(100, '{"model":')]);
+    expect(statusesOf(received)).toEqual([415]);
+  });
+
+  it("is not answered again when the client's FIN cuts its body short", async () => {
+    const socket = connect(port, "127.0.0.1");
+    const answer = exchange(socket, [refusedEarly(100, '{"model":')]);
+    setTimeout(() => socket.end(), 100);
+    expect(statusesOf(await answer)).toEqual([415]);
+  });
+
+  it("is not answered again when a chunk of its body is malformed", async () => {
+    const received = await exchange(connect(port, "127.0.0.1"), [chunkedRefusedEarly("5\r\nhello\r\n"), "zz\r\n"]);
+    expect(statusesOf(received)).toEqual([415]);
+  });
+
+  it("still answers the next request on the connection when that one stalls: 415, then 408", async () => {
+    const next = "GET /v1/models HTTP/1.1\r\nHost: x\r\n";
+    const received = await exchange(connect(port, "127.0.0.1"), [refusedEarly(2, "{}") + next]);
+    expect(statusesOf(received)).toEqual([415, 408]);
+    expect(JSON.parse(headAndBody(received.slice(received.lastIndexOf("HTTP/1.1 "))).body).error.code).toBe("invalid_request");
+  });
+});
+
+describe("the status of each refusal by the parser (raw TCP)", () => {
+  it("answers chunk extensions over Node's limit with 413 body_too_large", async () => {
+    const received = await exchange(connect(port, "127.0.0.1"), [
+      `POST /v1/images/generations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2;${"e".repeat(20_000)}\r\n{}\r\n0\r\n\r\n`,
+    ]);
+    const { head, body } = headAndBody(received);
+    expect(head).toMatch(/^HTTP\/1\.1 413 /);
+    expect(JSON.parse(body).error).toMatchObject({ type: "gateway_error", code: "body_too_large" });
+    expect(JSON.parse(body).error.message).toMatch(/chunk extensions are larger than this server accepts/);
+  });
+
+  it("answers malformed HTTP with 400 invalid_request", async () => {
+    const { head, body } = headAndBody(await exchange(connect(port, "127.0.0.1"), ["GET / HTTP/1.1\r\nHost x\r\n\r\n"]));
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(body).error).toMatchObject({ type: "gateway_error", code: "invalid_request" });
+  });
+});
