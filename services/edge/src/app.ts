@@ -5,7 +5,7 @@ import { AuthService, BillingService, ErrorCode, GenerationService } from "@orva
 import { newRequestId, type Logger } from "@orvado/core";
 import { Code, ConnectError, internalClient } from "@orvado/rpc";
 import type { EdgeConfig } from "./config.ts";
-import { noteAnswered, sendClientError, sendError, sendRoutingError } from "./reply.ts";
+import { noteAnswered, sendClientError, sendError, sendExpectationFailed, sendRoutingError } from "./reply.ts";
 import { KeyChecker } from "./key-check.ts";
 import { rememberRequestStarts } from "./request-starts.ts";
 import { serverTimeBounds } from "./time-bounds.ts";
@@ -56,6 +56,7 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   });
   // So that sendClientError knows a refused HEAD even when the parser failed past its request line.
   rememberRequestStarts(app.server);
+  app.server.on("checkExpectation", sendExpectationFailed);
   const rpc = { transport: config.rpcTransport };
   const auth = internalClient(AuthService, config.authUrls, config.internalSecret, rpc);
   const billing = internalClient(BillingService, config.billingUrls, config.internalSecret, rpc);

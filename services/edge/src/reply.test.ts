@@ -49,6 +49,20 @@ describe("a request already answered whose body then fails (raw TCP)", () => {
     expect(statusesOf(received)).toEqual([415]);
   });
 
+  it("is not answered again when Fastify's router refused its URL before its body arrived", async () => {
+    const badUrl = `POST /v1/images/%zz HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model":`;
+    expect(statusesOf(await exchange(connect(port, "127.0.0.1"), [badUrl]))).toEqual([400]);
+    const socket = connect(port, "127.0.0.1");
+    const cut = exchange(socket, [badUrl]);
+    setTimeout(() => socket.end(), 100);
+    expect(statusesOf(await cut)).toEqual([400]);
+  });
+
+  it("is not answered again when its Expect header was refused (417)", async () => {
+    const expecting = `POST /v1/images/generations HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`;
+    expect(statusesOf(await exchange(connect(port, "127.0.0.1"), [expecting]))).toEqual([417]);
+  });
+
   it("still answers the next request on the connection when that one stalls: 415, then 408", async () => {
     const next = "GET /v1/models HTTP/1.1\r\nHost: x\r\n";
     const received = await exchange(connect(port, "127.0.0.1"), [refusedEarly(2, "{}") + next]);
@@ -66,6 +80,18 @@ describe("the status of each refusal by the parser (raw TCP)", () => {
     expect(head).toMatch(/^HTTP\/1\.1 413 /);
     expect(JSON.parse(body).error).toMatchObject({ type: "gateway_error", code: "body_too_large" });
     expect(JSON.parse(body).error.message).toMatch(/chunk extensions are larger than this server accepts/);
+  });
+
+  it("answers an Expect header other than 100-continue with 417 in the error shape, and a HEAD's without a body", async () => {
+    const expecting = (method: string) => `${method} /v1/models HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nConnection: close\r\n\r\n`;
+    const { head, body } = headAndBody(await exchange(connect(port, "127.0.0.1"), [expecting("GET")]));
+    expect(head).toMatch(/^HTTP\/1\.1 417 /);
+    expect(head).toMatch(/\r\nx-request-id: req_/i);
+    expect(JSON.parse(body).error).toMatchObject({ type: "gateway_error", code: "invalid_request" });
+    expect(JSON.parse(body).error.message).toMatch(/only 100-continue is supported/);
+    const headOnly = headAndBody(await exchange(connect(port, "127.0.0.1"), [expecting("HEAD")]));
+    expect(headOnly.head).toMatch(/^HTTP\/1\.1 417 /);
+    expect(headOnly.body).toBe("");
   });
 
   it("answers malformed HTTP with 400 invalid_request", async () => {

@@ -1,4 +1,4 @@
-import { STATUS_CODES, type IncomingMessage } from "node:http";
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ErrorCode, type Refusal } from "@orvado/proto";
@@ -26,7 +26,7 @@ export function sendRoutingError(error: FastifyError, request: FastifyRequest, r
  * Requests Node's HTTP parser rejects before Fastify ever sees them (malformed
  * HTTP, headers over the size limit, too slow to arrive): the same error shape,
  * with a request id of their own, then the connection is closed as Node does.
- * A request has one answer: one already answered (a 404 sent before its body
+ * A request has one answer: one already answered (a 415 sent before its body
  * arrived) whose body then stalls or breaks is not answered again, only closed.
  */
 export function sendClientError(error: NodeJS.ErrnoException, socket: Socket) {
@@ -76,14 +76,37 @@ export function noteAnswered(request: IncomingMessage): void {
   answeredRequests.add(request);
 }
 
+type ReadRequest = IncomingMessage & { _dumped?: boolean };
+
 /**
  * Whether the request refused is one already answered: a response sent whole leaves the
  * socket (answerAlreadyStarted no longer sees it) while the parser may still be reading
  * that request's body, and a stall (408) or a broken chunk (400) there is that request's.
+ * Answered through Fastify, the onResponse hook noted it. Answered without it (a URL
+ * Fastify's router refuses, Node's own 417 for an Expect header), with its body unread:
+ * Node marks such a request _dumped when its response finishes, and discards the body.
  */
 function refusedRequestWasAnswered(socket: Socket): boolean {
-  const incoming = (socket as Socket & { parser?: { incoming?: IncomingMessage | null } | null }).parser?.incoming;
-  return !!incoming && !incoming.complete && answeredRequests.has(incoming);
+  const incoming = (socket as Socket & { parser?: { incoming?: ReadRequest | null } | null }).parser?.incoming;
+  return !!incoming && !incoming.complete && (answeredRequests.has(incoming) || incoming._dumped === true);
+}
+
+/**
+ * A request whose Expect header asks for anything but 100-continue (Node's checkExpectation
+ * event, which Node would otherwise answer with a bare 417): 417 in the error shape. Its body
+ * is not read; Node discards it once the answer is sent, and the answer is the request's only
+ * one (refusedRequestWasAnswered). Node leaves out the body of an answer to HEAD itself.
+ */
+export function sendExpectationFailed(request: IncomingMessage, response: ServerResponse) {
+  const requestId = newRequestId();
+  const body = JSON.stringify(errorBody(ErrorCode.INVALID_REQUEST, "The Expect header asks for something this server does not do: only 100-continue is supported", requestId));
+  response.writeHead(417, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(body),
+    "x-gateway-request-id": requestId,
+    "x-request-id": requestId,
+  });
+  response.end(request.method === "HEAD" ? undefined : body);
 }
 
 /** A refusal from a service, with the retry hints SDKs read. */
