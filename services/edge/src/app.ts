@@ -1,6 +1,6 @@
 import multipart from "@fastify/multipart";
 import { compile as compileTrust } from "@fastify/proxy-addr";
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from "fastify";
 import { AuthService, BillingService, ErrorCode, GenerationService } from "@orvado/proto";
 import { newRequestId, type Logger } from "@orvado/core";
 import { Code, ConnectError, internalClient } from "@orvado/rpc";
@@ -40,14 +40,25 @@ function balancerHop(trustedProxies: string[]): false | ((address: string, hop: 
   return (address, hop) => hop === 0 && isBalancer(address, hop);
 }
 
+/**
+ * An HTTP/1.1 request must name its Host (RFC 9112 §3.2, answered 400). Node checks it itself
+ * with a bare 400 and no request id unless told not to (requireHostHeader), so the edge's
+ * onRequest hook checks it instead, and answers in the error shape.
+ */
+function lacksRequiredHost(request: FastifyRequest): boolean {
+  return request.raw.httpVersionMajor === 1 && request.raw.httpVersionMinor >= 1 && request.headers.host === undefined;
+}
+
 export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstance {
+  const bounds = serverTimeBounds(config);
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     genReqId: () => newRequestId(),
     // One line per request (the onResponse hook below) instead of Fastify's two.
     logController: new LogController({ requestIdLogLabel: "requestId", disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
-    ...serverTimeBounds(config),
+    ...bounds,
+    http: { ...bounds.http, requireHostHeader: false },
     return503OnClosing: true,
     trustProxy: balancerHop(config.trustedProxies),
     // What Fastify and Node refuse before any route or hook, in the same error shape too.
@@ -65,6 +76,7 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   // Every response, success or error, carries the request id (docs/api.md#headers); x-request-id is what SDKs read.
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-gateway-request-id", request.id).header("x-request-id", request.id);
+    if (lacksRequiredHost(request)) return sendError(request, reply, ErrorCode.INVALID_REQUEST, "The request has no Host header, which HTTP/1.1 requires");
   });
   app.addHook("onResponse", async (request, reply) => {
     noteAnswered(request.raw);

@@ -94,6 +94,15 @@ describe("the status of each refusal by the parser (raw TCP)", () => {
     expect(headOnly.body).toBe("");
   });
 
+  it("answers an HTTP/1.1 request without a Host header with 400 in the error shape, and serves one over HTTP/1.0", async () => {
+    const { head, body } = headAndBody(await exchange(connect(port, "127.0.0.1"), ["GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n"]));
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/\r\nx-request-id: req_/i);
+    expect(JSON.parse(body).error).toMatchObject({ type: "gateway_error", code: "invalid_request" });
+    expect(JSON.parse(body).error.message).toMatch(/no Host header/);
+    expect(await exchange(connect(port, "127.0.0.1"), ["GET /healthz HTTP/1.0\r\n\r\n"])).toMatch(/^HTTP\/1\.1 200 [\s\S]*"status":"ok"/);
+  });
+
   it("answers malformed HTTP with 400 invalid_request", async () => {
     const { head, body } = headAndBody(await exchange(connect(port, "127.0.0.1"), ["GET / HTTP/1.1\r\nHost x\r\n\r\n"]));
     expect(head).toMatch(/^HTTP\/1\.1 400 /);
