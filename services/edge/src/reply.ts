@@ -94,9 +94,8 @@ function refusedRequestWasAnswered(socket: Socket): boolean {
 /**
  * An HTTP/1.1 request whose Expect header does not ask for 100-continue, an empty one included
  * (Node's checkExpectation event, which Node would otherwise answer with a bare 417): 417 in the
- * error shape. Its body
- * is not read; Node discards it once the answer is sent, and the answer is the request's only
- * one (refusedRequestWasAnswered). Node leaves out the body of an answer to HEAD itself.
+ * error shape. Its body is not read; Node discards it once the answer is sent, and the answer is
+ * the request's only one (refusedRequestWasAnswered).
  */
 export function sendExpectationFailed(request: IncomingMessage, response: ServerResponse) {
   const requestId = newRequestId();
