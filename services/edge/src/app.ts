@@ -1,11 +1,12 @@
 import multipart from "@fastify/multipart";
 import { compile as compileTrust } from "@fastify/proxy-addr";
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
 import { AuthService, BillingService, ErrorCode, GenerationService } from "@orvado/proto";
 import { newRequestId, type Logger } from "@orvado/core";
 import { Code, ConnectError, internalClient } from "@orvado/rpc";
 import type { EdgeConfig } from "./config.ts";
-import { noteAnswered, sendClientError, sendError, sendExpectationFailed, sendRoutingError } from "./reply.ts";
+import { continueOrRefuse, noteAnswered, sendClientError, sendError, sendExpectationFailed, sendRoutingError } from "./reply.ts";
+import { hostHeaderProblem } from "./host-header.ts";
 import { KeyChecker } from "./key-check.ts";
 import { rememberRequestStarts } from "./request-starts.ts";
 import { serverTimeBounds } from "./time-bounds.ts";
@@ -40,15 +41,6 @@ function balancerHop(trustedProxies: string[]): false | ((address: string, hop: 
   return (address, hop) => hop === 0 && isBalancer(address, hop);
 }
 
-/**
- * An HTTP/1.1 request must name its Host (RFC 9112 §3.2, answered 400). Node checks it itself
- * with a bare 400 and no request id unless told not to (requireHostHeader), so the edge's
- * onRequest hook checks it instead, and answers in the error shape.
- */
-function lacksRequiredHost(request: FastifyRequest): boolean {
-  return request.raw.httpVersionMajor === 1 && request.raw.httpVersionMinor >= 1 && request.headers.host === undefined;
-}
-
 export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstance {
   const bounds = serverTimeBounds(config);
   const app = Fastify({
@@ -58,6 +50,7 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
     logController: new LogController({ requestIdLogLabel: "requestId", disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
     ...bounds,
+    // The edge checks the Host header itself, in the error shape (host-header.ts).
     http: { ...bounds.http, requireHostHeader: false },
     return503OnClosing: true,
     trustProxy: balancerHop(config.trustedProxies),
@@ -68,6 +61,7 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   // So that sendClientError knows a refused HEAD even when the parser failed past its request line.
   rememberRequestStarts(app.server);
   app.server.on("checkExpectation", sendExpectationFailed);
+  app.server.on("checkContinue", (request, response) => continueOrRefuse(app.server, request, response));
   const rpc = { transport: config.rpcTransport };
   const auth = internalClient(AuthService, config.authUrls, config.internalSecret, rpc);
   const billing = internalClient(BillingService, config.billingUrls, config.internalSecret, rpc);
@@ -76,7 +70,8 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   // Every response, success or error, carries the request id (docs/api.md#headers); x-request-id is what SDKs read.
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-gateway-request-id", request.id).header("x-request-id", request.id);
-    if (lacksRequiredHost(request)) return sendError(request, reply, ErrorCode.INVALID_REQUEST, "The request has no Host header, which HTTP/1.1 requires");
+    const hostProblem = hostHeaderProblem(request.raw);
+    if (hostProblem) return sendError(request, reply, ErrorCode.INVALID_REQUEST, hostProblem);
   });
   app.addHook("onResponse", async (request, reply) => {
     noteAnswered(request.raw);

@@ -103,6 +103,30 @@ describe("the status of each refusal by the parser (raw TCP)", () => {
     expect(await exchange(connect(port, "127.0.0.1"), ["GET /healthz HTTP/1.0\r\n\r\n"])).toMatch(/^HTTP\/1\.1 200 [\s\S]*"status":"ok"/);
   });
 
+  it("answers an empty Host header or two of them with 400 in the error shape", async () => {
+    for (const headers of ["Host: \r\n", "Host: a\r\nHost: b\r\n"]) {
+      const { head, body } = headAndBody(await exchange(connect(port, "127.0.0.1"), [`GET /healthz HTTP/1.1\r\n${headers}Connection: close\r\n\r\n`]));
+      expect(head, headers).toMatch(/^HTTP\/1\.1 400 /);
+      expect(JSON.parse(body).error.message).toMatch(/Host header/);
+    }
+  });
+
+  it("answers a missing Host before an Expect header: 400, and no 100 Continue for a body it would refuse", async () => {
+    for (const expectation of ["foo", "100-continue"]) {
+      const received = await exchange(connect(port, "127.0.0.1"), [
+        `POST /v1/images/generations HTTP/1.1\r\nExpect: ${expectation}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n`,
+      ]);
+      expect(statusesOf(received), expectation).toEqual([400]);
+      expect(JSON.parse(headAndBody(received).body).error.message).toMatch(/no Host header/);
+    }
+  });
+
+  it("tells a request with a Host and Expect: 100-continue to send its body, then answers it", async () => {
+    const received = await exchange(connect(port, "127.0.0.1"), ["GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"]);
+    expect(statusesOf(received)).toEqual([100, 200]);
+    expect(received).toContain('"status":"ok"');
+  });
+
   it("answers malformed HTTP with 400 invalid_request", async () => {
     const { head, body } = headAndBody(await exchange(connect(port, "127.0.0.1"), ["GET / HTTP/1.1\r\nHost x\r\n\r\n"]));
     expect(head).toMatch(/^HTTP\/1\.1 400 /);

@@ -1,9 +1,10 @@
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ErrorCode, type Refusal } from "@orvado/proto";
 import { errorBody, httpStatusFor, newRequestId } from "@orvado/core";
 import { refusedRequestWasHead } from "./request-starts.ts";
+import { hostHeaderProblem } from "./host-header.ts";
 
 /**
  * Every error leaves through here: the body of docs/api.md#the-error-body with the status of its code.
@@ -94,13 +95,32 @@ function refusedRequestWasAnswered(socket: Socket): boolean {
 /**
  * An HTTP/1.1 request whose Expect header does not ask for 100-continue, an empty one included
  * (Node's checkExpectation event, which Node would otherwise answer with a bare 417): 417 in the
- * error shape. Its body is not read; Node discards it once the answer is sent, and the answer is
- * the request's only one (refusedRequestWasAnswered).
+ * error shape, or the Host header's 400 first. Its body is not read; Node discards it once the
+ * answer is sent, and the answer is the request's only one (refusedRequestWasAnswered).
  */
 export function sendExpectationFailed(request: IncomingMessage, response: ServerResponse) {
+  const hostProblem = hostHeaderProblem(request);
+  if (hostProblem) return sendBeforeRouting(request, response, 400, hostProblem);
+  sendBeforeRouting(request, response, 417, "The Expect header asks for something this server does not do: only 100-continue is supported");
+}
+
+/**
+ * A request that asks to be told to send its body (Expect: 100-continue; Node's checkContinue
+ * event): a Host header the edge refuses gets its 400 before the client uploads anything; any
+ * other is told to continue and handed to Fastify, as Node does when nothing listens.
+ */
+export function continueOrRefuse(server: Server, request: IncomingMessage, response: ServerResponse) {
+  const hostProblem = hostHeaderProblem(request);
+  if (hostProblem) return sendBeforeRouting(request, response, 400, hostProblem);
+  response.writeContinue();
+  server.emit("request", request, response);
+}
+
+/** An error in the error shape (code invalid_request) for a request refused before Fastify routes it. */
+function sendBeforeRouting(request: IncomingMessage, response: ServerResponse, status: number, message: string) {
   const requestId = newRequestId();
-  const body = JSON.stringify(errorBody(ErrorCode.INVALID_REQUEST, "The Expect header asks for something this server does not do: only 100-continue is supported", requestId));
-  response.writeHead(417, {
+  const body = JSON.stringify(errorBody(ErrorCode.INVALID_REQUEST, message, requestId));
+  response.writeHead(status, {
     "content-type": "application/json; charset=utf-8",
     "content-length": Buffer.byteLength(body),
     "x-gateway-request-id": requestId,

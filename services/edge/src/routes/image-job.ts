@@ -6,6 +6,7 @@ import { sendError, sendRefusal } from "../reply.ts";
 import { imagesAnswerBody } from "../images-answer.ts";
 import type { VerifiedKey } from "@orvado/proto";
 import { jobOutcomeOrUnknown } from "../job-outcome.ts";
+import { publicBase } from "../host-header.ts";
 
 // What a generation and an edit share once their bodies are read: the Idempotency-Key
 // header, the CreateImage call (billing, capacity, failover happen in generation) and the
@@ -73,7 +74,7 @@ async function answerImageJob(request: FastifyRequest, reply: FastifyReply, publ
       ? sendRefusal(request, reply, answer.result.value, replayedFrom ?? request.id)
       : sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");
   }
-  const base = publicUrl ?? `${request.protocol}://${request.host}`;
+  const base = publicBase(request, publicUrl);
   const { createdUnix, data } = answer.result.value;
   return reply.type("application/json; charset=utf-8").send(imagesAnswerBody(createdUnix, data, base));
 }

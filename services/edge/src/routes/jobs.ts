@@ -4,6 +4,7 @@ import { Code, ConnectError, type Client } from "@orvado/rpc";
 import { errorBody, httpStatusFor, isRequestId } from "@orvado/core";
 import { sendError, sendRefusal } from "../reply.ts";
 import type { KeyChecker } from "../key-check.ts";
+import { publicBase } from "../host-header.ts";
 
 /** Seconds a client is told to wait before asking about a running job again. */
 const POLL_AFTER_SECONDS = 5;
@@ -32,7 +33,7 @@ export function jobRoutes(app: FastifyInstance, deps: { keys: KeyChecker; genera
     }
     if (state.case === "running") return running(reply, lookedUp, Number(state.value.createdUnix));
     if (state.case === "images") {
-      const base = deps.publicUrl ?? `${request.protocol}://${request.host}`;
+      const base = publicBase(request, deps.publicUrl);
       return {
         created: Number(state.value.createdUnix),
         // Every image comes back as a link, also for a job that asked for b64_json (docs/api.md).

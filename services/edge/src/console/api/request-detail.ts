@@ -6,6 +6,7 @@ import type { ConsoleApiDeps } from "./deps.ts";
 import { refuse } from "./errors.ts";
 import { iso, usageRow } from "./format.ts";
 import { ownCost } from "./own-cost.ts";
+import { publicBase } from "../../host-header.ts";
 
 // One request as the console's detail view shows it: the cost record (billing)
 // beside the job (generation): its channel, how long it ran, how it failed, and
@@ -46,6 +47,6 @@ export async function requestDetail(request: FastifyRequest, deps: ConsoleApiDep
   const cost = await ownCost(deps.billing, accountId, requestId);
   if (!cost) throw refuse(ErrorCode.NOT_FOUND, `No request ${JSON.stringify(requestId.slice(0, 64))} in this account`);
   const job = await ownJob(deps.generation, accountId, requestId);
-  const base = deps.publicUrl ?? `${request.protocol}://${request.host}`;
+  const base = publicBase(request, deps.publicUrl);
   return { ...usageRow(cost, keyNames), job: job ? jobJson(job, base) : null };
 }

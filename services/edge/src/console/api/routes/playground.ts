@@ -12,6 +12,7 @@ import { answerItem } from "../../../images-answer.ts";
 import { checkImageRequestBody } from "../../../image-request.ts";
 import { jobOutcomeOrUnknown } from "../../../job-outcome.ts";
 import type { PlaygroundAnswer } from "../answers.ts";
+import { publicBase } from "../../../host-header.ts";
 
 // Which fields exist, and their types; the values then pass the same edge checks as
 // POST /v1/images/generations (checkImageRequestBody: n's range), and what they mean
@@ -56,7 +57,7 @@ export function playgroundRoutes(api: FastifyInstance, { generation, billing, au
       if (!answer.result.value) throw refuse(ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");
       return sendRefusal(request, reply, answer.result.value);
     }
-    const base = publicUrl ?? `${request.protocol}://${request.host}`;
+    const base = publicBase(request, publicUrl);
     const { createdUnix, data } = answer.result.value;
     const [cost, { keys }] = await Promise.all([ownCost(billing, accountId, request.id), auth.listKeys({ accountId })]);
     const images: PlaygroundAnswer = {
