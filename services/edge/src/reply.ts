@@ -3,7 +3,7 @@ import type { Socket } from "node:net";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ErrorCode, type Refusal } from "@orvado/proto";
 import { errorBody, httpStatusFor, newRequestId } from "@orvado/core";
-import { refusedRequestWasHead } from "./request-starts.ts";
+import { refusedRequestWasHead, requestInItsBody } from "./request-starts.ts";
 import { hostHeaderProblem } from "./host-header.ts";
 
 /**
@@ -88,8 +88,8 @@ type ReadRequest = IncomingMessage & { _dumped?: boolean };
  * Node marks such a request _dumped when its response finishes, and discards the body.
  */
 function refusedRequestWasAnswered(socket: Socket): boolean {
-  const incoming = (socket as Socket & { parser?: { incoming?: ReadRequest | null } | null }).parser?.incoming;
-  return !!incoming && !incoming.complete && (answeredRequests.has(incoming) || incoming._dumped === true);
+  const inBody = requestInItsBody(socket) as ReadRequest | undefined;
+  return !!inBody && (answeredRequests.has(inBody) || inBody._dumped === true);
 }
 
 /**

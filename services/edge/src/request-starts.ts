@@ -1,4 +1,4 @@
-import { METHODS, type Server } from "node:http";
+import { METHODS, type IncomingMessage, type Server } from "node:http";
 import type { Socket } from "node:net";
 
 // Whether a request Node's HTTP parser refused was a HEAD, whose answer must have
@@ -28,8 +28,8 @@ interface HttpParser {
   [K_ON_BODY]?: unknown;
   /** True while the parser reads the socket's handle itself (Node's consume path), one read per parse. */
   _consumed?: boolean;
-  /** The request whose head the parser has read whole (Node's IncomingMessage), complete once its body is. */
-  incoming?: { method?: string; complete?: boolean } | null;
+  /** The request whose head the parser has read whole, complete once its body is. */
+  incoming?: IncomingMessage | null;
   socket?: Socket | null;
   getCurrentBuffer?(): Buffer;
 }
@@ -102,13 +102,19 @@ export function refusedRequestWasHead(socket: Socket, error: { code?: string; ra
   if (error.code === "HPE_INVALID_METHOD") return false;
   const tracked = socket as TrackedSocket;
   // Refused in its body (a 408 for a stalled upload, a FIN or a bad chunk): its headers were read whole.
-  const incoming = tracked.parser?.incoming;
-  if (incoming && !incoming.complete) return incoming.method === "HEAD";
+  const inBody = requestInItsBody(socket);
+  if (inBody) return inBody.method === "HEAD";
   const noted = tracked[REQUEST_START];
   const beganEarlier = noted !== undefined && tracked.parser?._consumed === true && noted.readAt !== socket.bytesRead;
   if (beganEarlier) return isHead(noted.method);
   const scanned = error.rawPacket?.length ? methodOfLastRequest(error.rawPacket.toString("latin1"), error.bytesParsed, noBodyInThisRead(tracked)) : undefined;
   return isHead(scanned ?? noted?.method);
+}
+
+/** The request whose body the connection's parser is reading (its head read whole), if any: a refusal now is that request's. */
+export function requestInItsBody(socket: Socket): IncomingMessage | undefined {
+  const incoming = (socket as TrackedSocket).parser?.incoming;
+  return incoming && !incoming.complete ? incoming : undefined;
 }
 
 function isHead(method: string | undefined): boolean {
