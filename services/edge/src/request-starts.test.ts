@@ -1,31 +1,17 @@
-import { connect, type Socket } from "node:net";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "@orvado/core";
-import { buildEdgeApp } from "./app.ts";
+import type { Socket } from "node:net";
+import { describe, expect, it } from "vitest";
 import { methodOfLastRequest } from "./request-starts.ts";
-import { loadEdgeConfig } from "./config.ts";
-import { exchange as exchangeOn, headAndBody } from "./test-support.ts";
+import { edgeOnLoopback, exchange as exchangeOn, headAndBody } from "./test-support.ts";
 
 // Requests Node's parser refuses, sent over raw sockets so the test decides where
 // each read ends: a request line longer than the 16-kB header limit, sent in two
 // writes, fails in the second chunk, which no longer shows the method.
 
-const app = buildEdgeApp(loadEdgeConfig({ ORVADO_INTERNAL_SECRET: "s".repeat(32) }), createLogger("test", "silent"));
-let port = 0;
-
-beforeAll(async () => {
-  await app.listen({ host: "127.0.0.1", port: 0 });
-  port = (app.server.address() as AddressInfo).port;
-});
-
-afterAll(async () => {
-  await app.close();
-});
+const edge = edgeOnLoopback();
 
 const LONG_PATH = `/${"a".repeat(20_000)}`;
 
-function exchange(parts: string[], socket: Socket = connect(port, "127.0.0.1")): Promise<string> {
+function exchange(parts: string[], socket: Socket = edge.connect()): Promise<string> {
   return exchangeOn(socket, parts);
 }
 
@@ -129,10 +115,10 @@ describe("requests the HTTP parser refuses", () => {
         return getCurrentBuffer();
       };
     };
-    app.server.on("connection", countReads);
+    edge.app.server.on("connection", countReads);
     try {
       const requests = 500;
-      const socket = connect(port, "127.0.0.1");
+      const socket = edge.connect();
       let answers = 0;
       socket.setEncoding("latin1");
       socket.on("data", (chunk: string) => {
@@ -144,7 +130,7 @@ describe("requests the HTTP parser refuses", () => {
       expect(answers).toBe(requests);
       expect([...reads.values()].reduce((sum, count) => sum + count, 0)).toBeLessThan(10);
     } finally {
-      app.server.off("connection", countReads);
+      edge.app.server.off("connection", countReads);
     }
   });
 
@@ -226,24 +212,16 @@ describe("methodOfLastRequest", () => {
 describe("refusals of requests cut anywhere: with no read to scan, one byte into a line, in a body, and through 'data' events", () => {
   // Its own edge: a short request timeout, and connections whose reads another listener watches
   // (Node then feeds the parser from 'data' events) when the test asks for it.
-  const edge = buildEdgeApp(loadEdgeConfig({ ORVADO_INTERNAL_SECRET: "s".repeat(32), EDGE_REQUEST_TIMEOUT_MS: "300" }), createLogger("test", "silent"));
-  let edgePort = 0;
+  const edge = edgeOnLoopback({ EDGE_REQUEST_TIMEOUT_MS: "300" });
   let watchReads = false;
-  edge.server.on("connection", (socket: Socket) => {
+  edge.app.server.on("connection", (socket: Socket) => {
     if (!watchReads) return;
     // Both writes below reach the parser after the pause, at one byte count.
     socket.on("data", () => undefined);
     socket.pause();
     setTimeout(() => socket.resume(), 300);
   });
-  beforeAll(async () => {
-    await edge.listen({ host: "127.0.0.1", port: 0 });
-    edgePort = (edge.server.address() as AddressInfo).port;
-  });
-  afterAll(async () => {
-    await edge.close();
-  });
-  const toEdge = () => connect(edgePort, "127.0.0.1");
+  const toEdge = edge.connect;
   const started = "HEAD /v1/models HTTP/1.1\r\nHost: x\r\n";
 
   it("answers a HEAD whose headers stall, in the read it began in, with a 408 and no body", async () => {

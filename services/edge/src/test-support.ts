@@ -1,7 +1,28 @@
-import type { Socket } from "node:net";
+import { connect, type AddressInfo, type Socket } from "node:net";
+import { afterAll, beforeAll } from "vitest";
+import { createLogger } from "@orvado/core";
+import { buildEdgeApp } from "./app.ts";
+import { loadEdgeConfig } from "./config.ts";
 
 // Raw-socket exchanges for the edge's tests of what Node's HTTP parser refuses: the test
 // decides where each read ends.
+
+/**
+ * An edge app on a loopback port for the tests of the enclosing file or describe block: it listens
+ * before them and closes after them. `env` adds to the settings every such edge has.
+ */
+export function edgeOnLoopback(env: Record<string, string> = {}) {
+  const app = buildEdgeApp(loadEdgeConfig({ ORVADO_INTERNAL_SECRET: "s".repeat(32), ...env }), createLogger("test", "silent"));
+  let port = 0;
+  beforeAll(async () => {
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    port = (app.server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+  return { app, connect: (): Socket => connect(port, "127.0.0.1") };
+}
 
 /** Writes each part after the previous one has had time to be read on its own; resolves with all the connection received. */
 export function exchange(socket: Socket, parts: string[]): Promise<string> {
