@@ -6,10 +6,13 @@
 // process (the load generator) and the whole machine, all from /proc. With
 // BENCH_STRACE=1 (Debian's strace) one more round per target counts the gateway's
 // system calls per request (`strace -c -f`, which slows the gateway: its latency in
-// that round is not a figure). Prints a table and writes bench/results/cpu-<time>.json.
+// that round is not a figure). With BENCH_PERF=1 (Debian's linux-perf) one more round
+// per target samples the gateway's main thread with perf and splits its CPU per
+// request by the JavaScript that ran it (perf-profile.ts; the gateways then run with
+// --perf-basic-prof). Prints a table and writes bench/results/cpu-<time>.json.
 //
 // Environment: BENCH_CONNECTIONS (default 1), BENCH_ROUNDS (default 3),
-// BENCH_DURATION_S (per round, default 10), BENCH_WARMUP_S (default 5), BENCH_STRACE,
+// BENCH_DURATION_S (per round, default 10), BENCH_WARMUP_S (default 5), BENCH_STRACE, BENCH_PERF,
 // BENCH_SPREAD_ACCOUNTS (default 1: more adds Orvado's target spread over that many
 // funded accounts and keys, served by the same process, as npm run bench's).
 import { spawn, spawnSync } from "node:child_process";
@@ -22,12 +25,14 @@ import { directTarget, orvadoTargets, tryStartOrvado } from "./targets.ts";
 import { createBenchDatabase } from "./database.ts";
 import { benchDataDir } from "./data-dir.ts";
 import { fixed, formatTable, percentile, since } from "./stats.ts";
+import { PERF_NODE_OPTION, perfAvailable, profileMainThread, removePerfMap } from "./perf-profile.ts";
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 5);
 const STRACE = process.env.BENCH_STRACE === "1";
+const PERF = process.env.BENCH_PERF === "1";
 const SPREAD_ACCOUNTS = Number(process.env.BENCH_SPREAD_ACCOUNTS ?? 1);
 /** USER_HZ: /proc reports CPU time in ticks of 1/100 s on Linux. */
 const MS_PER_TICK = 10;
@@ -158,6 +163,17 @@ async function countSystemCalls(gateway: Gateway): Promise<Record<string, number
 /** The median of the rounds, as npm run bench reports them (load.ts combine). */
 const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
 
+/** Each gateway's main thread, ms per request by origin, as a table with the origins Orvado spends most on first. */
+function originTable(byGateway: Map<string, Record<string, number>>): string {
+  const names = [...byGateway.keys()];
+  const last = byGateway.get(names.at(-1)!) ?? {};
+  const origins = [...new Set([...byGateway.values()].flatMap((ms) => Object.keys(ms)))].sort((a, b) => (last[b] ?? 0) - (last[a] ?? 0));
+  const rows: (string | number)[][] = [["main thread, by origin", ...names.map((name) => `${name} ms/req`)]];
+  for (const origin of origins) rows.push([origin, ...names.map((name) => fixed(byGateway.get(name)?.[origin] ?? 0, 3))]);
+  rows.push(["in all", ...names.map((name) => fixed(Object.values(byGateway.get(name) ?? {}).reduce((sum, ms) => sum + ms, 0), 3))]);
+  return formatTable(rows);
+}
+
 function report(rounds: Round[], systemCalls: Map<string, Record<string, number>>): string {
   const names = [...new Set(rounds.map((round) => round.target))];
   const keys: (keyof Reading)[] = ["main", "other", "postgres", "upstream", "loadGenerator", "machine"];
@@ -180,14 +196,20 @@ function report(rounds: Round[], systemCalls: Map<string, Record<string, number>
 
 async function main() {
   if (STRACE && spawnSync("strace", ["-V"]).error) throw new Error("BENCH_STRACE=1 needs strace (Debian's package strace)");
+  if (PERF && !perfAvailable()) throw new Error("BENCH_PERF=1 needs perf (Debian's package linux-perf)");
   clearChildLogs();
   setInterval(samplePostgres, 1000).unref();
   const loadAverageAtStart = loadavg();
   const database = await createBenchDatabase();
   const dataDir = benchDataDir("cpu-floor-");
   const upstream = await startUpstream();
+  // The gateways inherit this process's environment; only they get the map file.
+  const nodeOptions = process.env.NODE_OPTIONS;
+  if (PERF) process.env.NODE_OPTIONS = [nodeOptions, PERF_NODE_OPTION].filter(Boolean).join(" ");
   const floor = await startFloorGateway(upstream.info.url, database.url, dataDir);
   const orvado = await tryStartOrvado(upstream.info.url, SPREAD_ACCOUNTS, log);
+  if (nodeOptions === undefined) delete process.env.NODE_OPTIONS;
+  else process.env.NODE_OPTIONS = nodeOptions;
   try {
     if (!orvado) throw new Error("Orvado did not start");
     const gateways: Gateway[] = [
@@ -200,13 +222,17 @@ async function main() {
     for (let round = 1; round <= ROUNDS; round++) for (const gateway of gateways) rounds.push(await measureRound(gateway, upstream.info.pid, round));
     const systemCalls = new Map<string, Record<string, number>>();
     if (STRACE) for (const gateway of gateways) systemCalls.set(gateway.target.name, await countSystemCalls(gateway));
-    process.stdout.write(`\n${report(rounds, systemCalls)}\nload average (1 min) at start ${fixed(loadAverageAtStart[0]!)}, at end ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n\n`);
+    const byOrigin = new Map<string, Record<string, number>>();
+    if (PERF) for (const gateway of gateways) byOrigin.set(gateway.target.name, await profileMainThread(gateway.pid, RESULTS_DIR, () => runLoad(gateway.target, CONNECTIONS, DURATION_S)));
+    const origins = byOrigin.size > 0 ? `\n${originTable(byOrigin)}\n(one more round per target under perf record; its latency is not a figure)\n` : "";
+    process.stdout.write(`\n${report(rounds, systemCalls)}\n${origins}load average (1 min) at start ${fixed(loadAverageAtStart[0]!)}, at end ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n\n`);
     const file = join(RESULTS_DIR, `cpu-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
     const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, kernel: release(), loadAverageAtStart, loadAverageAtEnd: loadavg() };
-    writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, settings: { connections: CONNECTIONS, rounds: ROUNDS, durationS: DURATION_S, warmupS: WARMUP_S, spreadAccounts: SPREAD_ACCOUNTS }, rounds, systemCallsPerRequest: Object.fromEntries(systemCalls) }, null, 2));
+    writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, settings: { connections: CONNECTIONS, rounds: ROUNDS, durationS: DURATION_S, warmupS: WARMUP_S, spreadAccounts: SPREAD_ACCOUNTS }, rounds, systemCallsPerRequest: Object.fromEntries(systemCalls), mainThreadMsPerRequestByOrigin: Object.fromEntries(byOrigin) }, null, 2));
     log(`wrote ${file}`);
   } finally {
     for (const child of [orvado, floor, upstream]) await child?.stop();
+    for (const child of [orvado, floor]) if (PERF && child) removePerfMap(child.info.pid);
     await database.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }

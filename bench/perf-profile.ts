@@ -1,0 +1,92 @@
+// `npm run bench:cpu` with BENCH_PERF=1: Linux perf samples a gateway's main thread
+// with its call chains through one round, and sums its CPU per request by the
+// JavaScript that ran it (a package, Node's own JavaScript, the gateway's bundle),
+// by garbage collection, or by the event loop outside JavaScript. perf samples by a
+// timer and names JIT-compiled functions from the map file that `--perf-basic-prof`
+// makes Node write (/tmp/perf-<pid>.map), so small functions are not overcounted as
+// under V8's CPU profiler (docs/performance.md#npm-run-benchcpu-where-the-cpu-goes-per-request).
+import { spawn, spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+
+/** Samples a second: enough for a few thousand samples per 10-s round, little enough not to slow the gateway much. */
+const SAMPLE_HZ = 1999;
+
+/** Node's flag that makes the gateways write the map file perf names JIT code from. */
+export const PERF_NODE_OPTION = "--perf-basic-prof";
+
+export function perfAvailable(): boolean {
+  return spawnSync("perf", ["--version"]).status === 0;
+}
+
+/** The map file a gateway started with PERF_NODE_OPTION leaves behind. */
+export function removePerfMap(pid: number): void {
+  rmSync(`/tmp/perf-${pid}.map`, { force: true });
+}
+
+const PACKAGE = /node_modules\/((?:@[^/]+\/)?[^/]+)\/(?!.*node_modules\/)/;
+const GARBAGE_COLLECTION = /Scaveng|MarkCompact|Marking|Sweep|GCTracer|::Heap::/;
+
+/** Where a JIT-compiled function comes from, by the file perf's map names for it ("JS:*name file:line:col"). */
+function originOfJavaScript(symbol: string): string {
+  const packageName = PACKAGE.exec(symbol)?.[1];
+  if (packageName) return packageName;
+  if (symbol.includes(" node:")) return "Node's JavaScript";
+  return "the gateway's bundle";
+}
+
+interface Frame {
+  symbol: string;
+  /** perf's name for the code's file: a path, [kernel.kallsyms], or the map file for JIT code. */
+  dso: string;
+}
+
+/**
+ * What a sample's CPU is charged to, its frames given leaf first: the nearest
+ * JavaScript function's origin (so V8's builtins and runtime, Node's C++ and the
+ * kernel count for the JavaScript that called them), or garbage collection, or,
+ * with no JavaScript on the stack, the event loop's own native work.
+ */
+function originOf(frames: Frame[]): string {
+  for (const frame of frames) {
+    if (GARBAGE_COLLECTION.test(frame.symbol)) return "V8 garbage collection";
+    if (frame.symbol.startsWith("JS:")) return originOfJavaScript(frame.symbol);
+  }
+  return frames[0]?.dso === "[kernel.kallsyms]" ? "kernel, outside JavaScript" : "Node.js, libuv and V8, outside JavaScript";
+}
+
+const FRAME = /^\s*[0-9a-f]+ (.*) \((.*)\)$/;
+
+/** perf script's samples (call chains, leaf first, a blank line between samples) counted by origin. */
+function samplesByOrigin(script: string): Map<string, number> {
+  const samples = new Map<string, number>();
+  for (const sample of script.split(/\n\s*\n/)) {
+    const frames = sample.split("\n").flatMap((line) => {
+      const match = FRAME.exec(line);
+      return match ? [{ symbol: match[1]!, dso: match[2]! }] : [];
+    });
+    if (frames.length === 0) continue;
+    const origin = originOf(frames);
+    samples.set(origin, (samples.get(origin) ?? 0) + 1);
+  }
+  return samples;
+}
+
+/**
+ * perf record on the gateway's main thread (its tid is its pid) while `round` runs;
+ * returns its CPU in ms per request by origin, largest first.
+ */
+export async function profileMainThread(pid: number, workDir: string, round: () => Promise<{ requests: number }>): Promise<Record<string, number>> {
+  const data = join(workDir, `perf-${process.pid}-${pid}.data`);
+  const recorder = spawn("perf", ["record", "-q", "-g", "-e", "cpu-clock", "-F", String(SAMPLE_HZ), "-t", String(pid), "-o", data], { stdio: "ignore" });
+  await new Promise((resolve) => setTimeout(resolve, 500)); // attached before the round starts
+  const { requests } = await round();
+  const exited = new Promise((resolve) => recorder.once("exit", resolve));
+  recorder.kill("SIGINT");
+  await exited;
+  const script = spawnSync("perf", ["script", "-i", data, "-F", "ip,sym,dso"], { encoding: "utf8", maxBuffer: 1024 * 1024 * 1024 });
+  rmSync(data, { force: true });
+  const msPerSample = 1000 / SAMPLE_HZ;
+  const byOrigin = [...samplesByOrigin(script.stdout)].map(([origin, count]) => [origin, (count * msPerSample) / requests] as const);
+  return Object.fromEntries(byOrigin.sort((a, b) => b[1] - a[1]));
+}
