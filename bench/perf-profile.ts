@@ -86,6 +86,8 @@ export async function profileMainThread(pid: number, workDir: string, round: () 
   await exited;
   const script = spawnSync("perf", ["script", "-i", data, "-F", "ip,sym,dso"], { encoding: "utf8", maxBuffer: 1024 * 1024 * 1024 });
   rmSync(data, { force: true });
+  // perf record refused (kernel.perf_event_paranoid, say) leaves no data: say so rather than report zeros.
+  if (script.status !== 0) throw new Error(`perf could not sample the gateway: ${script.stderr.trim() || script.error?.message}`);
   const msPerSample = 1000 / SAMPLE_HZ;
   const byOrigin = [...samplesByOrigin(script.stdout)].map(([origin, count]) => [origin, (count * msPerSample) / requests] as const);
   return Object.fromEntries(byOrigin.sort((a, b) => b[1] - a[1]));
