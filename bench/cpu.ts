@@ -15,7 +15,7 @@
 // BENCH_DURATION_S (per round, default 10), BENCH_WARMUP_S (default 5), BENCH_STRACE, BENCH_PERF,
 // BENCH_SPREAD_ACCOUNTS (default 1: more adds Orvado's target spread over that many
 // funded accounts and keys, served by the same process, as npm run bench's).
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, release } from "node:os";
 import { join } from "node:path";
@@ -25,6 +25,7 @@ import { directTarget, orvadoTargets, tryStartOrvado } from "./targets.ts";
 import { createBenchDatabase } from "./database.ts";
 import { benchDataDir } from "./data-dir.ts";
 import { fixed, formatTable, percentile, since } from "./stats.ts";
+import { roundUnderTracer } from "./processes.ts";
 import { PERF_NODE_OPTION, perfAvailable, profileMainThread, removePerfMap } from "./perf-profile.ts";
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
@@ -142,12 +143,7 @@ async function measureRound(gateway: Gateway, upstreamPid: number, round: number
 /** `strace -c -f` attached to the gateway for one round: calls of each system call per request. */
 async function countSystemCalls(gateway: Gateway): Promise<Record<string, number>> {
   const output = join(RESULTS_DIR, `strace-${process.pid}.txt`);
-  const tracer = spawn("strace", ["-c", "-f", "-o", output, "-p", String(gateway.pid)], { stdio: "ignore" });
-  await new Promise((resolve) => setTimeout(resolve, 500)); // attached to every thread
-  const result = await runLoad(gateway.target, CONNECTIONS, DURATION_S);
-  const exited = new Promise((resolve) => tracer.once("exit", resolve));
-  tracer.kill("SIGINT");
-  await exited;
+  const result = await roundUnderTracer("strace", ["-c", "-f", "-o", output, "-p", String(gateway.pid)], () => runLoad(gateway.target, CONNECTIONS, DURATION_S));
   const calls: Record<string, number> = {};
   for (const line of readFileSync(output, "utf8").split("\n")) {
     const fields = line.trim().split(/\s+/);
@@ -203,13 +199,9 @@ async function main() {
   const database = await createBenchDatabase();
   const dataDir = benchDataDir("cpu-floor-");
   const upstream = await startUpstream();
-  // The gateways inherit this process's environment; only they get the map file.
-  const nodeOptions = process.env.NODE_OPTIONS;
-  if (PERF) process.env.NODE_OPTIONS = [nodeOptions, PERF_NODE_OPTION].filter(Boolean).join(" ");
-  const floor = await startFloorGateway(upstream.info.url, database.url, dataDir);
-  const orvado = await tryStartOrvado(upstream.info.url, SPREAD_ACCOUNTS, log);
-  if (nodeOptions === undefined) delete process.env.NODE_OPTIONS;
-  else process.env.NODE_OPTIONS = nodeOptions;
+  const nodeFlags = PERF ? [PERF_NODE_OPTION] : [];
+  const floor = await startFloorGateway(upstream.info.url, database.url, dataDir, nodeFlags);
+  const orvado = await tryStartOrvado(upstream.info.url, SPREAD_ACCOUNTS, log, { nodeFlags });
   try {
     if (!orvado) throw new Error("Orvado did not start");
     const gateways: Gateway[] = [

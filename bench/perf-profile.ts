@@ -5,9 +5,10 @@
 // timer and names JIT-compiled functions from the map file that `--perf-basic-prof`
 // makes Node write (/tmp/perf-<pid>.map), so small functions are not overcounted as
 // under V8's CPU profiler (docs/performance.md#npm-run-benchcpu-where-the-cpu-goes-per-request).
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { roundUnderTracer } from "./processes.ts";
 
 /** Samples a second: enough for a few thousand samples per 10-s round, little enough not to slow the gateway much. */
 const SAMPLE_HZ = 1999;
@@ -78,12 +79,7 @@ function samplesByOrigin(script: string): Map<string, number> {
  */
 export async function profileMainThread(pid: number, workDir: string, round: () => Promise<{ requests: number }>): Promise<Record<string, number>> {
   const data = join(workDir, `perf-${process.pid}-${pid}.data`);
-  const recorder = spawn("perf", ["record", "-q", "-g", "-e", "cpu-clock", "-F", String(SAMPLE_HZ), "-t", String(pid), "-o", data], { stdio: "ignore" });
-  await new Promise((resolve) => setTimeout(resolve, 500)); // attached before the round starts
-  const { requests } = await round();
-  const exited = new Promise((resolve) => recorder.once("exit", resolve));
-  recorder.kill("SIGINT");
-  await exited;
+  const { requests } = await roundUnderTracer("perf", ["record", "-q", "-g", "-e", "cpu-clock", "-F", String(SAMPLE_HZ), "-t", String(pid), "-o", data], round);
   const script = spawnSync("perf", ["script", "-i", data, "-F", "ip,sym,dso"], { encoding: "utf8", maxBuffer: 1024 * 1024 * 1024 });
   rmSync(data, { force: true });
   // perf record refused (kernel.perf_event_paranoid, say) leaves no data: say so rather than report zeros.

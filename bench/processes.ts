@@ -47,6 +47,21 @@ function pipeOutput(child: ChildProcess, logFile: string | undefined) {
   return sink;
 }
 
+/**
+ * Runs `round` with a tracer attached beside it (`strace -p`, `perf record -t`): the
+ * tracer gets half a second to attach first, and is stopped with SIGINT, on which
+ * both write their output, before this resolves with the round's result.
+ */
+export async function roundUnderTracer<T>(command: string, args: string[], round: () => Promise<T>): Promise<T> {
+  const tracer = spawn(command, args, { stdio: "ignore" });
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const result = await round();
+  const exited = new Promise((resolve) => tracer.once("exit", resolve));
+  tracer.kill("SIGINT");
+  await exited;
+  return result;
+}
+
 /** Starts `node <args>` and resolves with what the child's ready line says (by default the JSON after READY_MARKER). */
 export function startReportingChild<Info>(options: ChildOptions): Promise<Child<Info>> {
   const child = spawn(process.execPath, options.args, { env: { ...process.env, ...options.env }, stdio: ["ignore", "pipe", "pipe"] });

@@ -82,10 +82,11 @@ export function benchBundle(name: string, root = ROOT): Promise<string> {
 }
 
 /** bench/floor-gateway.ts: a bare node:http gateway doing only the durable steps (npm run bench:floor). */
-export async function startFloorGateway(upstreamUrl: string, databaseUrl: string, dataDir: string): Promise<Child<{ url: string; pid: number }>> {
+/** `nodeFlags`: more Node flags for the gateway's process (bench:cpu's --perf-basic-prof). */
+export async function startFloorGateway(upstreamUrl: string, databaseUrl: string, dataDir: string, nodeFlags: readonly string[] = []): Promise<Child<{ url: string; pid: number }>> {
   return startReportingChild({
     name: "floor gateway",
-    args: [await benchBundle("floor-gateway"), "--upstream", upstreamUrl, "--database", databaseUrl, "--data-dir", dataDir],
+    args: [...nodeFlags, await benchBundle("floor-gateway"), "--upstream", upstreamUrl, "--database", databaseUrl, "--data-dir", dataDir],
     logFile: logFile("floor-gateway"),
   });
 }
@@ -144,6 +145,8 @@ export interface OrvadoOptions {
   modelsFile: string;
   /** Write a V8 CPU profile of the Orvado process into this directory on exit. */
   cpuProfileDir?: string;
+  /** More Node flags, before the stack's own (bench:cpu's --perf-basic-prof). */
+  nodeFlags?: readonly string[];
   env?: NodeJS.ProcessEnv;
   /** Kafka as the event stream; without it the Postgres log, even when the parent has KAFKA_BROKERS set. */
   kafka?: KafkaSettings;
@@ -165,7 +168,7 @@ export async function startOrvado(options: OrvadoOptions): Promise<Child<OrvadoI
   const child = await startReportingChild<OrvadoInfo>({
     name: options.kafka ? "Orvado on Kafka" : "Orvado",
     // Bundled, with the flags npm start runs the stack with, so that what is measured is what runs.
-    args: [...profile, ...STACK_NODE_FLAGS, await benchBundle("orvado-main")],
+    args: [...profile, ...(options.nodeFlags ?? []), ...STACK_NODE_FLAGS, await benchBundle("orvado-main")],
     env: {
       ORVADO_MODELS_FILE: options.modelsFile,
       ...BENCH_SERVICE_ENV,

@@ -66,6 +66,8 @@ export interface OrvadoStart {
   profileDir?: string;
   /** Put the events on Kafka (the "Orvado on Kafka" leg). */
   kafka?: KafkaSettings;
+  /** More Node flags for the Orvado process. */
+  nodeFlags?: readonly string[];
 }
 
 /** Orvado with `accounts` funded accounts in front of the upstream, smoke-tested; null (and logged) if it cannot start. */
@@ -75,6 +77,7 @@ export async function tryStartOrvado(upstreamUrl: string, accounts: number, log:
       modelsFile: writeBenchCatalog(upstreamUrl, 100_000),
       cpuProfileDir: start.profileDir,
       kafka: start.kafka,
+      nodeFlags: start.nodeFlags,
       env: { BENCH_ORVADO_ACCOUNTS: String(Math.max(1, accounts)) },
     });
     try {
