@@ -159,13 +159,13 @@ async function countSystemCalls(gateway: Gateway): Promise<Record<string, number
 /** The median of the rounds, as npm run bench reports them (load.ts combine). */
 const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
 
-/** Each gateway's main thread, ms per request by origin, as a table with the origins Orvado spends most on first. */
-function originTable(byGateway: Map<string, Record<string, number>>): string {
+/** One of the perf round's splits of each gateway's main thread (by origin, by kind of code), as a table with the parts Orvado spends most on first. */
+function splitTable(title: string, byGateway: Map<string, Record<string, number>>): string {
   const names = [...byGateway.keys()];
   const last = byGateway.get(names.at(-1)!) ?? {};
-  const origins = [...new Set([...byGateway.values()].flatMap((ms) => Object.keys(ms)))].sort((a, b) => (last[b] ?? 0) - (last[a] ?? 0));
-  const rows: (string | number)[][] = [["main thread, by origin", ...names.map((name) => `${name} ms/req`)]];
-  for (const origin of origins) rows.push([origin, ...names.map((name) => fixed(byGateway.get(name)?.[origin] ?? 0, 3))]);
+  const parts = [...new Set([...byGateway.values()].flatMap((ms) => Object.keys(ms)))].sort((a, b) => (last[b] ?? 0) - (last[a] ?? 0));
+  const rows: (string | number)[][] = [[title, ...names.map((name) => `${name} ms/req`)]];
+  for (const part of parts) rows.push([part, ...names.map((name) => fixed(byGateway.get(name)?.[part] ?? 0, 3))]);
   rows.push(["in all", ...names.map((name) => fixed(Object.values(byGateway.get(name) ?? {}).reduce((sum, ms) => sum + ms, 0), 3))]);
   return formatTable(rows);
 }
@@ -215,12 +215,19 @@ async function main() {
     const systemCalls = new Map<string, Record<string, number>>();
     if (STRACE) for (const gateway of gateways) systemCalls.set(gateway.target.name, await countSystemCalls(gateway));
     const byOrigin = new Map<string, Record<string, number>>();
-    if (PERF) for (const gateway of gateways) byOrigin.set(gateway.target.name, await profileMainThread(gateway.pid, RESULTS_DIR, () => runLoad(gateway.target, CONNECTIONS, DURATION_S)));
-    const origins = byOrigin.size > 0 ? `\n${originTable(byOrigin)}\n(one more round per target under perf record; its latency is not a figure)\n` : "";
+    const byKind = new Map<string, Record<string, number>>();
+    if (PERF) {
+      for (const gateway of gateways) {
+        const profile = await profileMainThread(gateway.pid, RESULTS_DIR, () => runLoad(gateway.target, CONNECTIONS, DURATION_S));
+        byOrigin.set(gateway.target.name, profile.byOrigin);
+        byKind.set(gateway.target.name, profile.byKind);
+      }
+    }
+    const origins = byOrigin.size > 0 ? `\n${splitTable("main thread, by origin", byOrigin)}\n\n${splitTable("main thread, by kind of code", byKind)}\n(one more round per target under perf record; its latency is not a figure)\n` : "";
     process.stdout.write(`\n${report(rounds, systemCalls)}\n${origins}load average (1 min) at start ${fixed(loadAverageAtStart[0]!)}, at end ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n\n`);
     const file = join(RESULTS_DIR, `cpu-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
     const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, kernel: release(), loadAverageAtStart, loadAverageAtEnd: loadavg() };
-    writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, settings: { connections: CONNECTIONS, rounds: ROUNDS, durationS: DURATION_S, warmupS: WARMUP_S, spreadAccounts: SPREAD_ACCOUNTS }, rounds, systemCallsPerRequest: Object.fromEntries(systemCalls), mainThreadMsPerRequestByOrigin: Object.fromEntries(byOrigin) }, null, 2));
+    writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, settings: { connections: CONNECTIONS, rounds: ROUNDS, durationS: DURATION_S, warmupS: WARMUP_S, spreadAccounts: SPREAD_ACCOUNTS }, rounds, systemCallsPerRequest: Object.fromEntries(systemCalls), mainThreadMsPerRequestByOrigin: Object.fromEntries(byOrigin), mainThreadMsPerRequestByKind: Object.fromEntries(byKind) }, null, 2));
     log(`wrote ${file}`);
   } finally {
     for (const child of [orvado, floor, upstream]) await child?.stop();

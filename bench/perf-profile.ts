@@ -1,7 +1,8 @@
 // `npm run bench:cpu` with BENCH_PERF=1: Linux perf samples a gateway's main thread
-// with its call chains through one round, and sums its CPU per request by the
+// with its call chains through one round, and sums its CPU per request twice: by the
 // JavaScript that ran it (a package, Node's own JavaScript, the gateway's bundle),
-// by garbage collection, or by the event loop outside JavaScript. perf samples by a
+// by garbage collection, or by the event loop outside JavaScript; and by the kind of
+// code (system calls, V8's tiers, garbage collection). perf samples by a
 // timer and names JIT-compiled functions from the map file that `--perf-basic-prof`
 // makes Node write (/tmp/perf-<pid>.map), so small functions are not overcounted as
 // under V8's CPU profiler (docs/performance.md#npm-run-benchcpu-where-the-cpu-goes-per-request).
@@ -56,35 +57,69 @@ function originOf(frames: Frame[]): string {
   return frames[0]?.dso === "[kernel.kallsyms]" ? "kernel, outside JavaScript" : "Node.js, libuv and V8, outside JavaScript";
 }
 
+const SYSTEM_CALL = /^(entry_SYSCALL|do_syscall_64)/;
+const INTERPRETER = /^Builtins_InterpreterEntryTrampoline/;
+/** V8's tier of a compiled function, the mark after "JS:" in perf's map (Node 20's V8). */
+const TIER: Record<string, string> = { "*": "optimized JavaScript (TurboFan)", "^": "baseline JavaScript (Sparkplug)", "+": "optimized JavaScript (Maglev)" };
+
+/**
+ * The kind of code a sample ran: a system call (with everything the kernel does in
+ * it, a socket write's delivery to its reader among it), the kernel otherwise
+ * (interrupts, page faults, the scheduler), garbage collection, or JavaScript by the tier V8
+ * had compiled its nearest function to, with the builtins and runtime it called.
+ * An interpreted function has no name of its own in perf's map: its frames show
+ * as V8's interpreter entry, counted here before the compiled caller above it.
+ */
+function kindOf(frames: Frame[]): string {
+  if (frames.some((frame) => SYSTEM_CALL.test(frame.symbol))) return "system calls";
+  if (frames[0]?.dso === "[kernel.kallsyms]") return "the kernel, outside system calls";
+  for (const frame of frames) {
+    if (GARBAGE_COLLECTION.test(frame.symbol)) return "V8 garbage collection";
+    if (INTERPRETER.test(frame.symbol)) return "interpreted JavaScript (Ignition)";
+    if (frame.symbol.startsWith("JS:")) return TIER[frame.symbol[3]!] ?? "JavaScript, tier not marked";
+  }
+  return "Node.js, libuv and V8, outside JavaScript";
+}
+
 const FRAME = /^\s*[0-9a-f]+ (.*) \((.*)\)$/;
 
-/** perf script's samples (call chains, leaf first, a blank line between samples) counted by origin. */
-function samplesByOrigin(script: string): Map<string, number> {
-  const samples = new Map<string, number>();
+/** perf script's samples (call chains, leaf first, a blank line between samples) counted by origin and by kind of code. */
+function countSamples(script: string): { byOrigin: Map<string, number>; byKind: Map<string, number> } {
+  const byOrigin = new Map<string, number>();
+  const byKind = new Map<string, number>();
+  const count = (counts: Map<string, number>, key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
   for (const sample of script.split(/\n\s*\n/)) {
     const frames = sample.split("\n").flatMap((line) => {
       const match = FRAME.exec(line);
       return match ? [{ symbol: match[1]!, dso: match[2]! }] : [];
     });
     if (frames.length === 0) continue;
-    const origin = originOf(frames);
-    samples.set(origin, (samples.get(origin) ?? 0) + 1);
+    count(byOrigin, originOf(frames));
+    count(byKind, kindOf(frames));
   }
-  return samples;
+  return { byOrigin, byKind };
+}
+
+export interface MainThreadProfile {
+  /** CPU in ms per request by the JavaScript that ran it, largest first. */
+  byOrigin: Record<string, number>;
+  /** CPU in ms per request by kind of code, largest first. */
+  byKind: Record<string, number>;
 }
 
 /**
  * perf record on the gateway's main thread (its tid is its pid) while `round` runs;
- * returns its CPU in ms per request by origin, largest first.
+ * returns its CPU in ms per request by origin and by kind of code.
  */
-export async function profileMainThread(pid: number, workDir: string, round: () => Promise<{ requests: number }>): Promise<Record<string, number>> {
+export async function profileMainThread(pid: number, workDir: string, round: () => Promise<{ requests: number }>): Promise<MainThreadProfile> {
   const data = join(workDir, `perf-${process.pid}-${pid}.data`);
   const { requests } = await roundUnderTracer("perf", ["record", "-q", "-g", "-e", "cpu-clock", "-F", String(SAMPLE_HZ), "-t", String(pid), "-o", data], round);
   const script = spawnSync("perf", ["script", "-i", data, "-F", "ip,sym,dso"], { encoding: "utf8", maxBuffer: 1024 * 1024 * 1024 });
   rmSync(data, { force: true });
   // perf record refused (kernel.perf_event_paranoid, say) leaves no data: say so rather than report zeros.
   if (script.status !== 0) throw new Error(`perf could not sample the gateway: ${script.stderr.trim() || script.error?.message}`);
-  const msPerSample = 1000 / SAMPLE_HZ;
-  const byOrigin = [...samplesByOrigin(script.stdout)].map(([origin, count]) => [origin, (count * msPerSample) / requests] as const);
-  return Object.fromEntries(byOrigin.sort((a, b) => b[1] - a[1]));
+  const { byOrigin, byKind } = countSamples(script.stdout);
+  const msPerRequest = (counts: Map<string, number>) =>
+    Object.fromEntries([...counts].map(([key, samples]) => [key, (samples * 1000) / SAMPLE_HZ / requests] as const).sort((a, b) => b[1] - a[1]));
+  return { byOrigin: msPerRequest(byOrigin), byKind: msPerRequest(byKind) };
 }
