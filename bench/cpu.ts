@@ -8,7 +8,7 @@
 // system calls per request (`strace -c -f`, which slows the gateway: its latency in
 // that round is not a figure). With BENCH_PERF=1 (Debian's linux-perf) one more round
 // per target samples the gateway's main thread with perf and splits its CPU per
-// request by the JavaScript that ran it (perf-profile.ts; the gateways then run with
+// request by the JavaScript that ran it and by kind of code (perf-profile.ts; the gateways then run with
 // --perf-basic-prof). Prints a table and writes bench/results/cpu-<time>.json.
 //
 // Environment: BENCH_CONNECTIONS (default 1), BENCH_ROUNDS (default 3),
@@ -223,8 +223,8 @@ async function main() {
         byKind.set(gateway.target.name, profile.byKind);
       }
     }
-    const origins = byOrigin.size > 0 ? `\n${splitTable("main thread, by origin", byOrigin)}\n\n${splitTable("main thread, by kind of code", byKind)}\n(one more round per target under perf record; its latency is not a figure)\n` : "";
-    process.stdout.write(`\n${report(rounds, systemCalls)}\n${origins}load average (1 min) at start ${fixed(loadAverageAtStart[0]!)}, at end ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n\n`);
+    const profileTables = byOrigin.size > 0 ? `\n${splitTable("main thread, by origin", byOrigin)}\n\n${splitTable("main thread, by kind of code", byKind)}\n(one more round per target under perf record; its latency is not a figure)\n` : "";
+    process.stdout.write(`\n${report(rounds, systemCalls)}\n${profileTables}load average (1 min) at start ${fixed(loadAverageAtStart[0]!)}, at end ${fixed(loadavg()[0]!)} on ${cpus().length} CPUs\n\n`);
     const file = join(RESULTS_DIR, `cpu-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
     const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, kernel: release(), loadAverageAtStart, loadAverageAtEnd: loadavg() };
     writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, settings: { connections: CONNECTIONS, rounds: ROUNDS, durationS: DURATION_S, warmupS: WARMUP_S, spreadAccounts: SPREAD_ACCOUNTS }, rounds, systemCallsPerRequest: Object.fromEntries(systemCalls), mainThreadMsPerRequestByOrigin: Object.fromEntries(byOrigin), mainThreadMsPerRequestByKind: Object.fromEntries(byKind) }, null, 2));

@@ -43,22 +43,45 @@ interface Frame {
   dso: string;
 }
 
+const INTERPRETER = /^Builtins_InterpreterEntryTrampoline/;
+
+/** The code a sample's CPU is charged to, found walking its frames from the leaf. */
+interface ChargedTo {
+  garbageCollection: boolean;
+  /** V8's interpreter entry came before the nearest named JavaScript function. */
+  interpreted: boolean;
+  /** The nearest JIT-compiled JavaScript function's symbol, if any. */
+  javaScript?: string;
+}
+
+/**
+ * Garbage collection, or the nearest JavaScript function: V8's builtins and runtime,
+ * Node's C++ and the kernel count for the JavaScript that called them. An
+ * interpreted function has no name of its own in perf's map: its frames show as
+ * V8's interpreter entry below the compiled caller.
+ */
+function chargedTo(frames: Frame[]): ChargedTo {
+  let interpreted = false;
+  for (const frame of frames) {
+    if (GARBAGE_COLLECTION.test(frame.symbol)) return { garbageCollection: true, interpreted };
+    if (INTERPRETER.test(frame.symbol)) interpreted = true;
+    if (frame.symbol.startsWith("JS:")) return { garbageCollection: false, interpreted, javaScript: frame.symbol };
+  }
+  return { garbageCollection: false, interpreted };
+}
+
 /**
  * What a sample's CPU is charged to, its frames given leaf first: the nearest
- * JavaScript function's origin (so V8's builtins and runtime, Node's C++ and the
- * kernel count for the JavaScript that called them), or garbage collection, or,
- * with no JavaScript on the stack, the event loop's own native work.
+ * JavaScript function's origin, or garbage collection, or, with no JavaScript on
+ * the stack, the event loop's own native work.
  */
-function originOf(frames: Frame[]): string {
-  for (const frame of frames) {
-    if (GARBAGE_COLLECTION.test(frame.symbol)) return "V8 garbage collection";
-    if (frame.symbol.startsWith("JS:")) return originOfJavaScript(frame.symbol);
-  }
+function originOf(frames: Frame[], charged: ChargedTo): string {
+  if (charged.garbageCollection) return "V8 garbage collection";
+  if (charged.javaScript) return originOfJavaScript(charged.javaScript);
   return frames[0]?.dso === "[kernel.kallsyms]" ? "kernel, outside JavaScript" : "Node.js, libuv and V8, outside JavaScript";
 }
 
 const SYSTEM_CALL = /^(entry_SYSCALL|do_syscall_64)/;
-const INTERPRETER = /^Builtins_InterpreterEntryTrampoline/;
 /** V8's tier of a compiled function, the mark after "JS:" in perf's map (Node 20's V8). */
 const TIER: Record<string, string> = { "*": "optimized JavaScript (TurboFan)", "^": "baseline JavaScript (Sparkplug)", "+": "optimized JavaScript (Maglev)" };
 
@@ -67,17 +90,13 @@ const TIER: Record<string, string> = { "*": "optimized JavaScript (TurboFan)", "
  * it, a socket write's delivery to its reader among it), the kernel otherwise
  * (interrupts, page faults, the scheduler), garbage collection, or JavaScript by the tier V8
  * had compiled its nearest function to, with the builtins and runtime it called.
- * An interpreted function has no name of its own in perf's map: its frames show
- * as V8's interpreter entry, counted here before the compiled caller above it.
  */
-function kindOf(frames: Frame[]): string {
+function kindOf(frames: Frame[], charged: ChargedTo): string {
   if (frames.some((frame) => SYSTEM_CALL.test(frame.symbol))) return "system calls";
   if (frames[0]?.dso === "[kernel.kallsyms]") return "the kernel, outside system calls";
-  for (const frame of frames) {
-    if (GARBAGE_COLLECTION.test(frame.symbol)) return "V8 garbage collection";
-    if (INTERPRETER.test(frame.symbol)) return "interpreted JavaScript (Ignition)";
-    if (frame.symbol.startsWith("JS:")) return TIER[frame.symbol[3]!] ?? "JavaScript, tier not marked";
-  }
+  if (charged.garbageCollection) return "V8 garbage collection";
+  if (charged.interpreted) return "interpreted JavaScript (Ignition)";
+  if (charged.javaScript) return TIER[charged.javaScript[3]!] ?? "JavaScript, tier not marked";
   return "Node.js, libuv and V8, outside JavaScript";
 }
 
@@ -94,8 +113,9 @@ function countSamples(script: string): { byOrigin: Map<string, number>; byKind: 
       return match ? [{ symbol: match[1]!, dso: match[2]! }] : [];
     });
     if (frames.length === 0) continue;
-    count(byOrigin, originOf(frames));
-    count(byKind, kindOf(frames));
+    const charged = chargedTo(frames);
+    count(byOrigin, originOf(frames, charged));
+    count(byKind, kindOf(frames, charged));
   }
   return { byOrigin, byKind };
 }
