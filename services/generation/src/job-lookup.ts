@@ -50,6 +50,15 @@ interface ImageRow {
 
 const unix = (date: Date) => BigInt(Math.floor(date.getTime() / 1000));
 
+/**
+ * An images answer's `created`: its job's finished_at, on the database's clock, in whole
+ * seconds. The answer given when the job ends and every later one for the same request
+ * (an Idempotency-Key retry, on any replica) are made from the same row, so they agree.
+ */
+export function answerCreatedUnix(finishedAt: Date): bigint {
+  return unix(finishedAt);
+}
+
 /** Null when the request id has no job, or the job belongs to another account. */
 export async function lookupJob(deps: JobLookupDeps, requestId: string, accountId: string, shape: ResultShape): Promise<JobState | null> {
   const { rows } = await deps.db.query<JobRow>(
@@ -88,7 +97,7 @@ async function storedImages(deps: JobLookupDeps, requestId: string, job: JobRow,
     if (content === null) return expired();
     data.push({ width: image.width, height: image.height, content });
   }
-  return { case: "images", value: { createdUnix: unix(job.finished_at ?? job.created_at), data } };
+  return { case: "images", value: { createdUnix: answerCreatedUnix(job.finished_at ?? job.created_at), data } };
 }
 
 function signedPath(deps: JobLookupDeps, image: ImageRow) {

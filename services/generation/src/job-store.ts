@@ -93,23 +93,26 @@ export interface JobSuccess {
  * statement; those of concurrent jobs in the same one (SharedCalls). The same
  * statement gives back each job's channel slot and concurrent-job lease, as
  * release_channel_slot does for a call that succeeded and releaseJobLease does:
- * what the answer waits for is one commit, not three round trips.
+ * what the answer waits for is one commit, not three round trips. Each job
+ * resolves with the finished_at its row was given, the time its answer's
+ * `created` is made from (job-lookup.ts answerCreatedUnix).
  */
-export function jobSuccessWriter(db: Db): SharedCalls<JobSuccess, void> {
-  return new SharedCalls<JobSuccess, void>(async (successes) => {
-    await insertJobSuccesses(db, successes);
-    return successes.map(() => undefined);
+export function jobSuccessWriter(db: Db): SharedCalls<JobSuccess, Date> {
+  return new SharedCalls<JobSuccess, Date>(async (successes) => {
+    const finishedAt = await insertJobSuccesses(db, successes);
+    return successes.map(() => finishedAt);
   });
 }
 
 const RECORD_JOB_SUCCESSES = prepareStatement(
-  "SELECT generation.record_job_successes($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[], $9::text[], $10::int[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::bytea[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[], $25::int[], $26::text[], $27::text[], $28::int[])",
+  // now() is the transaction's start, the same instant the function writes as each job's finished_at.
+  "SELECT now() AS finished_at, generation.record_job_successes($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[], $9::text[], $10::int[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::bytea[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[], $25::int[], $26::text[], $27::text[], $28::int[])",
 );
 
-async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void> {
+async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<Date> {
   const images = successes.flatMap(({ ids, images }) => images.map((image, position) => ({ requestId: ids.requestId, position, image })));
   const events = billingEventColumns(successes.map(({ ids, images }) => ({ ids, kind: { case: "completed" as const, value: { imagesDelivered: images.length } } })));
-  await db.query(RECORD_JOB_SUCCESSES, [
+  const { rows } = await db.query<{ finished_at: Date }>(RECORD_JOB_SUCCESSES, [
     images.map((row) => row.image.imageId),
     images.map((row) => row.requestId),
     images.map((row) => row.position),
@@ -129,6 +132,7 @@ async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<void
     // The rows of jobs that ended before their start rows were written.
     ...startColumns(successes.flatMap((success) => (success.start ? [success.start] : []))),
   ]);
+  return rows[0]!.finished_at;
 }
 
 /**

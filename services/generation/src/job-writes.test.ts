@@ -69,7 +69,7 @@ describe("job outcomes (jobSuccessWriter)", () => {
     const { db: countingDb, statements } = counting(db);
     const successes = jobSuccessWriter(countingDb);
     const expiresAt = new Date(Date.now() + 3_600_000);
-    await Promise.all(
+    const finishedAts = await Promise.all(
       jobs.map((job, index) =>
         successes.call({
           ids: job.ids,
@@ -86,6 +86,10 @@ describe("job outcomes (jobSuccessWriter)", () => {
       [requestIds],
     );
     expect(finished.rowCount).toBe(30);
+    // Each job resolves with its own row's finished_at, whichever statement wrote it.
+    const written = await db.query<{ request_id: string; finished_at: Date }>("SELECT request_id, finished_at FROM generation.jobs WHERE request_id = ANY($1::text[])", [requestIds]);
+    const finishedOf = new Map(written.rows.map((row) => [row.request_id, row.finished_at.getTime()]));
+    expect(finishedAts.map((at) => at.getTime())).toEqual(requestIds.map((id) => finishedOf.get(id)));
     expect(finished.rows.every((row) => row.status === "succeeded" && row.images_delivered === 1 + (requestIds.indexOf(row.request_id) % 2))).toBe(true);
     const whole = await db.query<{ account_id: string; model: string; tier: string; images_requested: number; channel: string; created_at: Date; finished_at: Date | null }>(
       "SELECT account_id, model, tier, images_requested, channel, created_at, finished_at FROM generation.jobs WHERE request_id = $1",
@@ -108,7 +112,11 @@ describe("job outcomes (jobSuccessWriter)", () => {
     await Promise.all([alone, other].map((job) => jobStartWriter(db).call(job)));
     const expiresAt = new Date(Date.now() + 3_600_000);
     const images = [0, 1].map((position) => ({ imageId: `img_alone${alone.ids.requestId.slice(4)}${position}`, contentType: "image/png", width: 1024, height: 1024, bytes: 10 + position, expiresAt }));
-    await jobSuccessWriter(db).call({ ids: alone.ids, images, slot: null, leased: false, start: null });
+    const finishedAt = await jobSuccessWriter(db).call({ ids: alone.ids, images, slot: null, leased: false, start: null });
+    // The job resolves with the instant its row was given, which its answer's `created` is made from.
+    const row = await db.query<{ finished_at: Date }>("SELECT finished_at FROM generation.jobs WHERE request_id = $1", [alone.ids.requestId]);
+    expect(finishedAt).toBeInstanceOf(Date);
+    expect(finishedAt.getTime()).toBe(row.rows[0]!.finished_at.getTime());
     const jobs = await db.query<{ request_id: string; status: string; images_delivered: number }>(
       "SELECT request_id, status, images_delivered FROM generation.jobs WHERE request_id = ANY($1::text[]) ORDER BY request_id = $2 DESC",
       [[alone.ids.requestId, other.ids.requestId], alone.ids.requestId],

@@ -24,6 +24,7 @@ import { admitJob, effectiveLimits, releaseJobLease } from "./account-admission.
 import { readEditInputs } from "./edit-inputs.ts";
 import { channelCanEdit } from "./providers/edit-support.ts";
 import { channelKey } from "./catalog.ts";
+import { answerCreatedUnix } from "./job-lookup.ts";
 
 type CreateImageReply = MessageInitShape<typeof CreateImageResponseSchema>;
 
@@ -64,7 +65,7 @@ export class JobRunner {
   readonly answerGate: AnswerGate;
   /** Start rows of jobs still running after a delay (job-starts.ts), and outcomes, of concurrent jobs go in one statement each (SharedCalls in @orvado/core). */
   readonly #jobStarts: DeferredStarts;
-  readonly #jobSuccesses: SharedCalls<JobSuccess, void>;
+  readonly #jobSuccesses: SharedCalls<JobSuccess, Date>;
   readonly #idempotency: IdempotentRequests;
 
   constructor(private readonly deps: JobDeps) {
@@ -275,14 +276,14 @@ export class JobRunner {
       // The slot and the lease go back in the success's own statement (job-store.ts), or the
       // slot stays taken for this process's next job on the channel (kept-slots.ts).
       const handOff = slot.handOff();
-      await this.#jobSuccesses.call({ ids, images: stored, slot: handOff, leased: lease.held, start: unwritten });
+      const finishedAt = await this.#jobSuccesses.call({ ids, images: stored, slot: handOff, leased: lease.held, start: unwritten });
       if (handOff) slot.handedOff();
       lease.held = false;
       this.deps.metrics?.stepTook("outcome", stepStart);
       this.deps.relay.poke();
       metricOutcome = "succeeded";
       log.info({ images: stored.length, channel: slot.channel.name, resized }, "job succeeded");
-      return { result: { case: "images", value: { createdUnix: BigInt(Math.floor(Date.now() / 1000)), data: stored.map((image, index) => answeredImage(image, answers[index]!)) } } };
+      return { result: { case: "images", value: { createdUnix: answerCreatedUnix(finishedAt), data: stored.map((image, index) => answeredImage(image, answers[index]!)) } } };
     } catch (error) {
       const timedOut = signal.aborted;
       metricOutcome = timedOut ? "timeout" : "failed";

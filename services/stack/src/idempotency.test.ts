@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { randomUUID } from "node:crypto";
 import OpenAI from "openai";
 import { AuthService, BillingService } from "@orvado/proto";
@@ -58,6 +58,12 @@ async function chargedOnceSettled(accountId: string): Promise<bigint> {
 async function jobIdsOf(accountId: string): Promise<string[]> {
   const { rows } = await stack.db.query<{ request_id: string }>("SELECT request_id FROM generation.jobs WHERE account_id = $1 ORDER BY created_at", [accountId]);
   return rows.map((row) => row.request_id);
+}
+
+/** When generation recorded the job's end, on the database's clock. */
+async function finishedAtOf(requestId: string): Promise<Date> {
+  const { rows } = await stack.db.query<{ finished_at: Date }>("SELECT finished_at FROM generation.jobs WHERE request_id = $1", [requestId]);
+  return rows[0]!.finished_at;
 }
 
 async function untilJobExists(accountId: string): Promise<string> {
@@ -127,6 +133,28 @@ describe("a client that disconnects and retries with its Idempotency-Key", () =>
     expect(await jobIdsOf(accountId)).toEqual([requestId]);
     const cost = await json(await fetch(`${stack.edgeUrl}/api/cost/request/${requestId}`));
     expect(cost).toMatchObject({ status: "charged", images_delivered: 1, amount_micros: 20000 });
+  });
+
+  it("answers the same `created` the first time and on every retry: the job's finished_at on the database's clock, not the clock of the process that ran it", async () => {
+    const { key } = await newFundedKey();
+    const body = { model: "beta", prompt: "a clock that runs fast" };
+    const headers = { "idempotency-key": `clock-${randomUUID()}` };
+    // In the embedded project generation runs in this process: its clock runs 30 s fast for the
+    // first request, as a replica's clock may differ from the database's. (The kafka project's
+    // services keep their own clocks; there the test checks the same agreement.)
+    const realNow = Date.now.bind(Date);
+    const fast = vi.spyOn(Date, "now").mockImplementation(() => realNow() + 30_000);
+    let first: Response;
+    try {
+      first = await post(key, body, headers);
+    } finally {
+      fast.mockRestore();
+    }
+    expect(first.status).toBe(200);
+    const answer = await json(first);
+    const finishedAt = await finishedAtOf(first.headers.get("x-request-id")!);
+    expect(answer.created).toBe(Math.floor(finishedAt.getTime() / 1000));
+    expect(await json(await post(key, body, headers))).toEqual(answer);
   });
 });
 
