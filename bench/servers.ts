@@ -81,8 +81,10 @@ export function benchBundle(name: string, root = ROOT): Promise<string> {
   return bundle;
 }
 
-/** bench/floor-gateway.ts: a bare node:http gateway doing only the durable steps (npm run bench:floor). */
-/** `nodeFlags`: more Node flags for the gateway's process (bench:cpu's --perf-basic-prof). */
+/**
+ * bench/floor-gateway.ts: a bare node:http gateway doing only the durable steps (npm run bench:floor).
+ * `nodeFlags`: more Node flags for the gateway's process (bench:cpu's --perf-basic-prof).
+ */
 export async function startFloorGateway(upstreamUrl: string, databaseUrl: string, dataDir: string, nodeFlags: readonly string[] = []): Promise<Child<{ url: string; pid: number }>> {
   return startReportingChild({
     name: "floor gateway",
