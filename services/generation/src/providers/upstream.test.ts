@@ -72,6 +72,27 @@ const run = (
     options.answers,
   );
 
+// The two clock tests: a channel limit that the call's own (unpaused) work stays well inside even on a
+// loaded CI machine, and a wait in line longer than it. At 300 ms, a simulator rendering an uncached
+// 1024² PNG under a full test run once used the limit up before the answer reached the gate.
+const CHANNEL_LIMIT_MS = 1_000;
+const IN_LINE_MS = 1_300;
+
+/** Runs the prompt once, so the simulator has its PNG rendered and the timed call is only the exchange. */
+async function warmed(c: Case, prompt: string) {
+  expect(await dimensions(await run(c, prompt))).toEqual([["png", 1024, 1024]]);
+}
+
+/** Waits until `reached()`; fails at once, saying how the call ended, if it ended first (rather than spinning until the test's timeout). */
+async function beforeTheEnd(reached: () => boolean, outcome: Promise<UpstreamOutcome>) {
+  let ended: UpstreamOutcome | Error | undefined;
+  outcome.then((value) => (ended = value), (error: Error) => (ended = error));
+  while (!reached()) {
+    if (ended) throw new Error(`the call ended first: ${ended instanceof Error ? ended.message : ended.ok ? "images" : `${ended.kind}, ${ended.detail}`}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 async function dimensions(outcome: UpstreamOutcome) {
   if (!outcome.ok) throw new Error(`expected images, got ${outcome.kind}: ${outcome.detail}`);
   return Promise.all(outcome.images.map(async (png) => {
@@ -126,14 +147,16 @@ describe.each(CASES)("$label", (c) => {
   });
 
   it("stops the channel's clock while the answer waits for its place in the answer gate: the wait is the gateway's", async () => {
+    const prompt = "a patient lighthouse";
+    await warmed(c, prompt);
     const gate = new AnswerGate({ answers: 1, bytes: 256 * 1024 * 1024 });
     const holder = gate.pass();
     await holder.admit(UNGATED_ANSWER_BYTES);
     const waiting = gate.pass();
-    const outcome = run(c, "a patient lighthouse", { extra: { timeoutMs: 300 }, answers: waiting });
-    while (gate.waiting === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-    // Twice the channel's limit in line, then the place: the answer is delivered, not failed as a timeout.
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    const outcome = run(c, prompt, { extra: { timeoutMs: CHANNEL_LIMIT_MS }, answers: waiting });
+    await beforeTheEnd(() => gate.waiting > 0, outcome);
+    // Longer than the channel's limit in line, then the place: the answer is delivered, not failed as a timeout.
+    await new Promise((resolve) => setTimeout(resolve, IN_LINE_MS));
     holder.release();
     expect(await dimensions(await outcome)).toEqual([["png", 1024, 1024]]);
     waiting.release();
@@ -149,10 +172,12 @@ describe.each(CASES)("$label", (c) => {
       return controller;
     });
     const place = gate.pass();
+    const prompt = "a lighthouse kept waiting";
+    await warmed(c, prompt);
     let finished = false;
-    const outcome = run(c, "a lighthouse kept waiting", { extra: { timeoutMs: 300 }, answers: place }).finally(() => (finished = true));
-    // Twice the channel's limit: the answer came, but nothing read it, and the call is not timed out.
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    const outcome = run(c, prompt, { extra: { timeoutMs: CHANNEL_LIMIT_MS }, answers: place }).finally(() => (finished = true));
+    // Longer than the channel's limit: the answer came, but nothing read it, and the call is not timed out.
+    await new Promise((resolve) => setTimeout(resolve, IN_LINE_MS));
     expect(finished).toBe(false);
     line.forEach((controller) => controller.abort());
     holder.release();
@@ -200,7 +225,7 @@ describe("the answer gate and a job's own parallel calls", () => {
     const request = { prompt: "two boats", width: 64, height: 64, n: 2, quality: undefined };
     const outcome = generateOnChannel(catalog.get("beta")!.channels[0]!, API_KEY, request, AbortSignal.timeout(60_000), settings, place);
     // The first answer took the only place; other jobs' answers line up behind it.
-    while (gate.held.answers === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await beforeTheEnd(() => gate.held.answers > 0, outcome);
     const line = Array.from({ length: HOLD_BACK_AT }, () => {
       const controller = new AbortController();
       gate.enter(20_000, controller.signal).catch(() => undefined);
@@ -290,7 +315,7 @@ describe.each(CASES)("$label, through the answer gate (answer-gate.ts)", (c) => 
     const second = gate.pass();
     let done = false;
     const secondRun = run(c, "the second lighthouse", { answers: second }).finally(() => (done = true));
-    while (gate.waiting === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await beforeTheEnd(() => gate.waiting > 0, secondRun);
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(done).toBe(false);
     first.release();
