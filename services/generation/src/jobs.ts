@@ -25,6 +25,7 @@ import { readEditInputs } from "./edit-inputs.ts";
 import { channelCanEdit } from "./providers/edit-support.ts";
 import { channelKey } from "./catalog.ts";
 import { answerCreatedUnix } from "./job-lookup.ts";
+import { reserveRequestFor } from "./reserve-request.ts";
 
 type CreateImageReply = MessageInitShape<typeof CreateImageResponseSchema>;
 
@@ -176,17 +177,7 @@ export class JobRunner {
   }
 
   #reserve(req: CreateImageRequest, spec: JobSpec, ids: BillingEventIds): Promise<Reservation> {
-    return this.#reserveGate.run(() =>
-      this.deps.billing.reserve({
-        ...ids,
-        keyLimitMicros: req.keyLimitMicros,
-        model: spec.model.id,
-        tier: spec.tier,
-        size: spec.size.label,
-        imagesRequested: spec.n,
-        user: req.user,
-      }),
-    );
+    return this.#reserveGate.run(() => this.deps.billing.reserve(reserveRequestFor(req, spec, ids)));
   }
 
   #noCapacity(spec: JobSpec, taken: { reason: "full" | "unhealthy"; retryAfterSeconds: number }): CreateImageReply {

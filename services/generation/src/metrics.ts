@@ -142,7 +142,7 @@ export class GenerationMetrics {
       if (ended) return;
       ended = true;
       inFlight.dec();
-      const withOutcome = { ...labels, outcome };
+      const withOutcome = { model, channel, outcome };
       this.#durationOf(`${key}\n${outcome}`, withOutcome).observe((performance.now() - started) / 1000);
       this.#outcomesOf(`${key}\n${outcome}`, withOutcome).inc();
     };
@@ -157,7 +157,7 @@ export class GenerationMetrics {
   noCapacity(model: string): void {
     const labels = { model, channel: NO_CHANNEL };
     this.#requests.inc(labels);
-    this.#outcomes.inc({ ...labels, outcome: "no_capacity" });
+    this.#outcomes.inc({ model, channel: NO_CHANNEL, outcome: "no_capacity" });
   }
 
   /** The Prometheus text exposition of this registry. */

@@ -30,7 +30,7 @@ export async function fitToSize(bytes: Uint8Array, width: number, height: number
   const input = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // The common case, a PNG of exactly the size asked for, needs no decoder at all.
   const header = pngSize(input);
-  if (header && header.width === width && header.height === height) return { png: input, delivered: { ...header, format: "png" }, resized: false };
+  if (header && header.width === width && header.height === height) return { png: input, delivered: { width: header.width, height: header.height, format: "png" }, resized: false };
   const sharp = await loadSharp();
   const meta = await sharp(input).metadata();
   if (!meta.width || !meta.height || !meta.format) throw new Error("the upstream answered something that is not an image");

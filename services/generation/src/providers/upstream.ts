@@ -36,8 +36,10 @@ export async function generateOnChannel(
   answerPlace?: AnswerPass,
 ): Promise<UpstreamOutcome> {
   if (channel.provider === "sandbox") {
-    const outcome = await generateWithSandbox({ ...request, signal: jobSignal });
-    return outcome.ok ? { ...outcome, resized: 0 } : { ...outcome, detail: outcome.message };
+    const { prompt, width, height, n, edit } = request;
+    const outcome = await generateWithSandbox({ prompt, width, height, n, edit, signal: jobSignal });
+    // Field by field, not a leading spread (libs/core/src/hidden-class.ts says why).
+    return outcome.ok ? { ok: true, images: outcome.images, resized: 0 } : { ok: false, kind: outcome.kind, message: outcome.message, detail: outcome.message };
   }
   let refusal: string | undefined;
   const provider = PROVIDERS.get(channel.provider)!;

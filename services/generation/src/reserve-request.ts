@@ -1,0 +1,23 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { CreateImageRequest, ReserveRequestSchema } from "@orvado/proto";
+import type { BillingEventIds } from "@orvado/events";
+import type { JobSpec } from "./validate.ts";
+
+/**
+ * What a job asks billing to hold: the price of its model, tier and n against the
+ * account and the key's own limit. Written field by field, not as `{ ...ids, … }`:
+ * that made a hidden class per job (libs/core/src/hidden-class.ts).
+ */
+export function reserveRequestFor(req: CreateImageRequest, spec: JobSpec, ids: BillingEventIds): MessageInitShape<typeof ReserveRequestSchema> {
+  return {
+    requestId: ids.requestId,
+    accountId: ids.accountId,
+    keyId: ids.keyId,
+    keyLimitMicros: req.keyLimitMicros,
+    model: spec.model.id,
+    tier: spec.tier,
+    size: spec.size.label,
+    imagesRequested: spec.n,
+    user: req.user,
+  };
+}
