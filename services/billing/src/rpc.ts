@@ -220,7 +220,7 @@ function reportHandlers(
         from: optionalDate(req.fromUnixMs, "from_unix_ms"),
         to: optionalDate(req.toUnixMs, "to_unix_ms"),
       });
-      // Object.assign, not a leading spread (libs/core/src/hidden-class.ts says why).
+      // Object.assign, not a leading spread (libs/testkit/src/hidden-class.ts says why).
       return Object.assign({}, statement, {
         entries: statement.entries.map((entry) => Object.assign({}, entry, { createdAtUnixMs: BigInt(entry.createdAt.getTime()) })),
       });

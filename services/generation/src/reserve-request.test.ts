@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { CreateImageRequestSchema, ReserveRequestSchema, Tier } from "@orvado/proto";
-import { sharesHiddenClass } from "@orvado/core/hidden-class";
+import { sharesHiddenClass } from "@orvado/testkit/hidden-class";
 import { parseCatalog } from "./catalog.ts";
 import { validateImageRequest } from "./validate.ts";
 import { reserveRequestFor } from "./reserve-request.ts";

@@ -6,7 +6,7 @@ import type { JobSpec } from "./validate.ts";
 /**
  * What a job asks billing to hold: the price of its model, tier and n against the
  * account and the key's own limit. Written field by field, not as `{ ...ids, … }`:
- * that made a hidden class per job (libs/core/src/hidden-class.ts).
+ * that made a hidden class per job (libs/testkit/src/hidden-class.ts).
  */
 export function reserveRequestFor(req: CreateImageRequest, spec: JobSpec, ids: BillingEventIds): MessageInitShape<typeof ReserveRequestSchema> {
   return {

@@ -1,6 +1,6 @@
 import { setFlagsFromString } from "node:v8";
 
-// For tests only (imported as @orvado/core/hidden-class, never by a service): whether
+// For tests only (imported as @orvado/testkit/hidden-class, never by a service): whether
 // objects built the same way share V8's hidden class. In Node 20's V8 an object
 // literal that begins with a spread and then adds properties the spread object does
 // not have (`{ ...ids, model }`) gets hidden classes of its own once its code is warm,
