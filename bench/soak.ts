@@ -33,6 +33,7 @@ import { startSplitOrvado, type SplitOrvado } from "./orvado-split.ts";
 import { BENCH_MODEL, RESULTS_DIR, clearChildLogs, startSimulator, startUpstream, writeBenchCatalog } from "./servers.ts";
 import { startDrivers, type Drivers, type Outcome, type SoakLoad } from "./soak-driver.ts";
 import { fixed, formatTable, mib, percentile, since } from "./stats.ts";
+import { readTcpCounters, tcpCountersSince, type TcpCounters } from "./tcp-counters.ts";
 import { SERVICE_NODE_FLAGS } from "../services/stack/src/node-flags.ts";
 import { ephemeralPortRange, replicaName } from "../services/stack/src/process-stack.ts";
 import { MAX_CHANNEL_TIMEOUT_MS } from "../services/generation/src/catalog.ts";
@@ -210,6 +211,8 @@ interface Measured {
   peakRss: number;
   peakOpenRequests: number;
   holders: Holder[];
+  /** What the kernel's TCP counters rose by while the load ran (tcp-counters.ts); null off Linux. */
+  tcp: TcpCounters | null;
 }
 
 /** Holds the load while sampling RSS (Orvado's processes, 4 times a second) and open descriptors (every holder, once a second). */
@@ -221,17 +224,19 @@ async function measure(orvado: SplitOrvado, upstreams: Child<{ url: string }>[],
   const files = watchPeakFds(processes.map(({ pid }) => pid));
   const idleRss = rss.peak();
   log(`Orvado up (RSS ${mib(idleRss)}); sending ${COUNT} requests over ${RAMP_MS} ms to an upstream that answers after ${LATENCY_MS} ms`);
+  const tcpBefore = readTcpCounters();
   const outcomes = await holdAll(drivers, soakLoad(orvado), rss.current).finally(() => {
     rss.stop();
     files.stop();
   });
+  const tcp = tcpCountersSince(tcpBefore, readTcpCounters());
   const holders = processes.map(({ name, pid }, index) => ({
     name,
     limit: limits[index]!,
     peakFiles: files.peakByPid().get(pid) ?? 0,
     peakRss: orvadoPids.includes(pid) ? (rss.peakByPid().get(pid) ?? 0) : undefined,
   }));
-  return { outcomes, idleRss, peakRss: rss.peak(), peakOpenRequests: drivers.open.peak(), holders };
+  return { outcomes, idleRss, peakRss: rss.peak(), peakOpenRequests: drivers.open.peak(), holders, tcp };
 }
 
 /** Keyed by process (edge, edge#2, …): with one process per service, the four services. */
@@ -259,6 +264,7 @@ function resultsOf(measured: Measured, charges: Charges) {
     peakOpenRequests: measured.peakOpenRequests,
     openFiles: Object.fromEntries(holders.map((holder) => [holder.name, { peak: holder.peakFiles, limit: holder.limit }])),
     ephemeralPorts: PORTS,
+    tcpDuringLoad: measured.tcp,
   };
 }
 
@@ -273,6 +279,12 @@ function holdersTable(holders: Holder[]): string {
   return formatTable(rows);
 }
 
+/** The kernel's counts over the load: a client whose handshake met a full accept queue, and resets sent. */
+function tcpLine(tcp: TcpCounters | null): string {
+  if (!tcp) return "the kernel's TCP counters could not be read";
+  return `the kernel, over the load (every listener on this machine): ${tcp.listenOverflows} accept-queue overflows, ${tcp.listenDrops} listen drops, ${tcp.resetsSent} resets sent`;
+}
+
 function printReport(split: Split, measured: Measured, results: Results) {
   const { rssBytes, charges } = results;
   const rows: (string | number)[][] = [
@@ -285,7 +297,7 @@ function printReport(split: Split, measured: Measured, results: Results) {
     `\n${formatTable(rows)}\nanswers by status: ${JSON.stringify(results.byStatus)}; idle RSS before the load ${mib(rssBytes.idle)}; ` +
       `each service's own peak: ${perService}; pending holds ${charges.pending}\n` +
       `split: ${describeSplit(split)}; peak ${results.peakOpenRequests} requests open at once over all drivers; ` +
-      `source ports ${ports.low}-${ports.high} (${ports.perDestination} per destination)\n\n${holdersTable(measured.holders)}\n`,
+      `source ports ${ports.low}-${ports.high} (${ports.perDestination} per destination)\n${tcpLine(results.tcpDuringLoad)}\n\n${holdersTable(measured.holders)}\n`,
   );
 }
 
