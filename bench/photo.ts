@@ -9,7 +9,9 @@
 // returned); the client's download of the link is not part of it.
 //
 // Environment: BENCH_PHOTO_SIZES (default "1024,2048,4096": square sides),
-// BENCH_PHOTO_FORMATS (default "url,b64_json"), BENCH_PHOTO_CONNECTIONS (default "100"; a list,
+// BENCH_PHOTO_FORMATS (default "url,b64_json"), BENCH_PHOTO_OUTPUTS (default "png": the client's
+// output_format, a list; "webp" or "jpeg" puts sharp on every answer's path, decoding the upstream's
+// PNG and encoding it again), BENCH_PHOTO_CONNECTIONS (default "100"; a list,
 // e.g. "1,10,100", measures each size and format at each),
 // BENCH_DURATION_S (per cell, default 8; requests still open then are let finish),
 // BENCH_PHOTO_RSS_LIMIT_MIB (default 12288: once Orvado's RSS passes it the cell is cut,
@@ -25,6 +27,7 @@ import { fixed, formatTable, mib, since } from "./stats.ts";
 
 const SIZES = (process.env.BENCH_PHOTO_SIZES ?? "1024,2048,4096").split(",").map(Number);
 const FORMATS = (process.env.BENCH_PHOTO_FORMATS ?? "url,b64_json").split(",") as ("url" | "b64_json")[];
+const OUTPUTS = (process.env.BENCH_PHOTO_OUTPUTS ?? "png").split(",") as ("png" | "webp" | "jpeg")[];
 const CONNECTIONS = (process.env.BENCH_PHOTO_CONNECTIONS ?? "100").split(",").map(Number);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
 const RSS_LIMIT_BYTES = Number(process.env.BENCH_PHOTO_RSS_LIMIT_MIB ?? 12_288) * 1024 * 1024;
@@ -47,6 +50,8 @@ function writePhotoCatalog(upstreamUrl: string): string {
 interface Cell {
   side: number;
   format: "url" | "b64_json";
+  /** The client's output_format: png is stored as the upstream sent it; webp and jpeg are encoded by sharp. */
+  output: "png" | "webp" | "jpeg";
   /** The upstream's PNG for this size. */
   imageBytes: number;
   idleRssBytes: number;
@@ -60,24 +65,24 @@ async function upstreamImageBytes(upstreamUrl: string, side: number): Promise<nu
 }
 
 /** A fresh Orvado per cell, so each peak is that cell's alone (RSS a process once took is seldom given back). */
-async function measureCell(catalog: string, side: number, format: Cell["format"], connections: number, imageBytes: number): Promise<Cell> {
+async function measureCell(catalog: string, side: number, format: Cell["format"], output: Cell["output"], connections: number, imageBytes: number): Promise<Cell> {
   const orvado = await startOrvado({ modelsFile: catalog, env: { BENCH_LOG_LEVEL: "warn" } });
   try {
-    const body = JSON.stringify({ model: PHOTO_MODEL, prompt: "a harbour at dawn, photograph", size: `${side}x${side}`, response_format: format });
+    const body = JSON.stringify({ model: PHOTO_MODEL, prompt: "a harbour at dawn, photograph", size: `${side}x${side}`, response_format: format, ...(output !== "png" && { output_format: output }) });
     const rss = watchPeakRss([orvado.info.pid], 100);
     const idleRssBytes = rss.current();
     const load = startPhotoLoad({ url: `${orvado.info.edgeUrl}/v1/images/generations`, headers: { authorization: `Bearer ${orvado.info.key}` }, body, connections, durationS: DURATION_S, timeoutMs: REQUEST_TIMEOUT_MS });
     const guard = setInterval(() => {
       if (rss.current() > RSS_LIMIT_BYTES) {
-        log(`${side}² ${format} c=${connections}: Orvado RSS ${mib(rss.current())} passed the limit; cutting the cell`);
+        log(`${side}² ${format} ${output} c=${connections}: Orvado RSS ${mib(rss.current())} passed the limit; cutting the cell`);
         load.stop();
       }
     }, 100);
     const result = await load.done;
     clearInterval(guard);
     const peakRssBytes = rss.stop();
-    log(`${side}² ${format} c=${connections}: ${fixed(result.rps, 1)} answers/s, p99 ${fixed(result.p99Ms, 0)} ms, errors ${result.errors}, peak RSS ${mib(peakRssBytes)} (idle ${mib(idleRssBytes)})`);
-    return { side, format, imageBytes, idleRssBytes, peakRssBytes, load: result };
+    log(`${side}² ${format} ${output} c=${connections}: ${fixed(result.rps, 1)} answers/s, p99 ${fixed(result.p99Ms, 0)} ms, errors ${result.errors}, peak RSS ${mib(peakRssBytes)} (idle ${mib(idleRssBytes)})`);
+    return { side, format, output, imageBytes, idleRssBytes, peakRssBytes, load: result };
   } finally {
     await orvado.stop();
   }
@@ -96,12 +101,12 @@ function answerPayloadBytes(cell: Cell): number {
 }
 
 function report(cells: Cell[]): string {
-  const rows: (string | number)[][] = [["size", "format", "c", "image MB", "answer MB", "answers/s", "p50 ms", "p99 ms", "errors", "answers", "idle RSS", "peak RSS", "(peak − idle) ÷ c, MB", "÷ payload"]];
+  const rows: (string | number)[][] = [["size", "format", "output", "c", "image MB", "answer MB", "answers/s", "p50 ms", "p99 ms", "errors", "answers", "idle RSS", "peak RSS", "(peak − idle) ÷ c, MB", "÷ payload"]];
   for (const c of cells) {
     const cut = c.load.stopped ? " (RSS limit)" : "";
-    rows.push([`${c.side}x${c.side}`, c.format + cut, c.load.connections, mb(c.imageBytes), mb(c.load.meanAnswerBytes), fixed(c.load.rps, 1), fixed(c.load.p50Ms, 0), fixed(c.load.p99Ms, 0), c.load.errors, c.load.answers, mib(c.idleRssBytes), mib(c.peakRssBytes), mb(rssPerConnection(c)), fixed(rssPerConnection(c) / Math.max(1, answerPayloadBytes(c)), 1)]);
+    rows.push([`${c.side}x${c.side}`, c.format + cut, c.output, c.load.connections, mb(c.imageBytes), mb(c.load.meanAnswerBytes), fixed(c.load.rps, 1), fixed(c.load.p50Ms, 0), fixed(c.load.p99Ms, 0), c.load.errors, c.load.answers, mib(c.idleRssBytes), mib(c.peakRssBytes), mb(rssPerConnection(c)), fixed(rssPerConnection(c) / Math.max(1, answerPayloadBytes(c)), 1)]);
   }
-  return [formatTable(rows), "payload: the base64 answer for b64_json, the PNG for url (stored, then linked)"].join("\n");
+  return [formatTable(rows), "payload: the base64 answer for b64_json, the upstream's PNG for url (stored, then linked; with output webp or jpeg, encoded again first)"].join("\n");
 }
 
 async function main() {
@@ -114,7 +119,9 @@ async function main() {
     for (const side of SIZES) {
       // Also renders the upstream's PNG for this size once, before any cell is timed.
       const imageBytes = await upstreamImageBytes(upstream.info.url, side);
-      for (const format of FORMATS) for (const connections of CONNECTIONS) cells.push(await measureCell(catalog, side, format, connections, imageBytes));
+      for (const format of FORMATS) {
+        for (const output of OUTPUTS) for (const connections of CONNECTIONS) cells.push(await measureCell(catalog, side, format, output, connections, imageBytes));
+      }
     }
     const loadAverageAtEnd = loadavg();
     process.stdout.write(
@@ -123,7 +130,7 @@ async function main() {
     );
     const file = join(RESULTS_DIR, `photo-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
     const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryBytes: totalmem(), node: process.version, kernel: release(), loadAverageAtStart, loadAverageAtEnd };
-    const settings = { sizes: SIZES, formats: FORMATS, connections: CONNECTIONS, durationS: DURATION_S, rssLimitBytes: RSS_LIMIT_BYTES, model: PHOTO_MODEL };
+    const settings = { sizes: SIZES, formats: FORMATS, outputs: OUTPUTS, connections: CONNECTIONS, durationS: DURATION_S, rssLimitBytes: RSS_LIMIT_BYTES, model: PHOTO_MODEL };
     writeFileSync(file, JSON.stringify({ when: new Date().toISOString(), machine, settings, cells: cells.map((c) => ({ ...c, rssAboveIdlePerConnectionBytes: rssPerConnection(c), payloadBytes: answerPayloadBytes(c) })) }, null, 2));
     log(`wrote ${file}`);
   } finally {

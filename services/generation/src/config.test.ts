@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
 import { loadGenerationConfig } from "./config.ts";
 
@@ -34,6 +35,12 @@ describe("generation config: settings that must agree", () => {
     expect(loadGenerationConfig({ ...ENV, GENERATION_ANSWERS_AT_ONCE: "4", GENERATION_ANSWER_BYTES_AT_ONCE: "8388608" }).answerGate).toEqual({ answers: 4, bytes: 8 * 1024 * 1024 });
     expect(() => loadGenerationConfig({ ...ENV, GENERATION_ANSWERS_AT_ONCE: "0" })).toThrow(/GENERATION_ANSWERS_AT_ONCE/);
     expect(() => loadGenerationConfig({ ...ENV, GENERATION_ANSWER_BYTES_AT_ONCE: "1000" })).toThrow(/GENERATION_ANSWER_BYTES_AT_ONCE/);
+  });
+
+  it("reads the places for whole-image work (one per core by default) and refuses fewer than one", () => {
+    expect(loadGenerationConfig(ENV).imageWorkAtOnce).toBe(availableParallelism());
+    expect(loadGenerationConfig({ ...ENV, GENERATION_IMAGE_WORK_AT_ONCE: "3" }).imageWorkAtOnce).toBe(3);
+    expect(() => loadGenerationConfig({ ...ENV, GENERATION_IMAGE_WORK_AT_ONCE: "0" })).toThrow(/GENERATION_IMAGE_WORK_AT_ONCE/);
   });
 });
 

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { IMAGE_COUNT_CEILING, TIMING_DEFAULTS, checkSettingsAgree, flagSchema, parseEnv, portSchema, rpcTransportSchema, serviceUrlsSchema, timingsFrom } from "@orvado/core";
 import { kafkaEnvShape, kafkaSettingsFromEnv } from "@orvado/events";
@@ -32,6 +33,7 @@ const schema = z.object({
   GENERATION_MAX_UPSTREAM_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(50 * 1024 * 1024),
   GENERATION_ANSWERS_AT_ONCE: z.coerce.number().int().min(1).max(100_000).default(64),
   GENERATION_ANSWER_BYTES_AT_ONCE: z.coerce.number().int().min(1024 * 1024).max(64 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
+  GENERATION_IMAGE_WORK_AT_ONCE: z.coerce.number().int().min(1).max(1024).default(availableParallelism()),
 })
   .superRefine(checkStorageEnv)
   .superRefine((env, ctx) => {
@@ -79,6 +81,8 @@ const schema = z.object({
     maxUpstreamBytes: env.GENERATION_MAX_UPSTREAM_BYTES,
     /** Upstream answers between their arrival and their stored images at once, and their bytes (answer-gate.ts). */
     answerGate: { answers: env.GENERATION_ANSWERS_AT_ONCE, bytes: env.GENERATION_ANSWER_BYTES_AT_ONCE },
+    /** Whole images decoded and encoded by sharp at once in this process: resized or converted (image-library.ts). */
+    imageWorkAtOnce: env.GENERATION_IMAGE_WORK_AT_ONCE,
     /** How often jobs lost with a stopped process are failed (orphan-jobs.ts). */
     orphanSweepIntervalMs: env.GENERATION_ORPHAN_SWEEP_INTERVAL_MS,
     /** Added to the job time limit before a 'running' job counts as lost. */

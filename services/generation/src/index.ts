@@ -16,6 +16,7 @@ import { openImageStore } from "./storage/open-store.ts";
 import { GenerationMetrics } from "./metrics.ts";
 import { startFileSweeper } from "./file-sweeper.ts";
 import { startOrphanSweeper } from "./orphan-jobs.ts";
+import { setImageWorkAtOnce } from "./image-library.ts";
 
 export type { GenerationConfig } from "./config.ts";
 export { loadGenerationConfig } from "./config.ts";
@@ -43,6 +44,7 @@ export async function startGeneration(
   const catalog = loadCatalog(config.modelsFile);
   await loadCatalogModules(catalog);
   const store = await openImageStore(config.storage);
+  setImageWorkAtOnce(config.imageWorkAtOnce);
   const metrics = new GenerationMetrics();
   const relay = startOutboxRelay({ db, schema: "generation", stream, logger });
   const billing = internalClient(BillingService, config.billingUrls, config.internalSecret, { transport: config.rpcTransport });

@@ -1,4 +1,4 @@
-import { loadSharp } from "./image-library.ts";
+import { withImageWork } from "./image-library.ts";
 import type { OutputFormat, OutputSpec } from "./validate.ts";
 
 // The image a client asked for (output_format, output_compression), whatever the
@@ -30,9 +30,10 @@ export async function encodeImage(png: Buffer, output: OutputSpec): Promise<Enco
   const contentType = CONTENT_TYPES.get(output.format)!;
   if (output.format === "png") return { bytes: png, contentType };
   const quality = output.compression ?? DEFAULT_QUALITY;
-  const sharp = await loadSharp();
-  const image = sharp(png).keepExif();
-  // JPEG has no alpha: transparent pixels become white rather than black.
-  const bytes = output.format === "jpeg" ? await image.flatten({ background: "#ffffff" }).jpeg({ quality }).toBuffer() : await image.webp({ quality }).toBuffer();
+  const bytes = await withImageWork((sharp) => {
+    const image = sharp(png).keepExif();
+    // JPEG has no alpha: transparent pixels become white rather than black.
+    return output.format === "jpeg" ? image.flatten({ background: "#ffffff" }).jpeg({ quality }).toBuffer() : image.webp({ quality }).toBuffer();
+  });
   return { bytes, contentType };
 }

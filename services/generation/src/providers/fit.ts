@@ -1,4 +1,4 @@
-import { loadSharp } from "../image-library.ts";
+import { withImageWork } from "../image-library.ts";
 
 // Upstreams deliver the nearest size they support; the client asked for an exact one
 // (docs/api.md#sizes-and-tiers: the aspect ratio follows the width and height given). The real pixels are
@@ -31,11 +31,12 @@ export async function fitToSize(bytes: Uint8Array, width: number, height: number
   // The common case, a PNG of exactly the size asked for, needs no decoder at all.
   const header = pngSize(input);
   if (header && header.width === width && header.height === height) return { png: input, delivered: { width: header.width, height: header.height, format: "png" }, resized: false };
-  const sharp = await loadSharp();
-  const meta = await sharp(input).metadata();
-  if (!meta.width || !meta.height || !meta.format) throw new Error("the upstream answered something that is not an image");
-  const delivered = { width: meta.width, height: meta.height, format: meta.format };
-  // Anything else is decoded in full and encoded again, which also refuses a PNG cut short.
-  const png = await sharp(input).resize(width, height, { fit: "cover", position: "centre" }).png().toBuffer();
-  return { png, delivered, resized: meta.width !== width || meta.height !== height };
+  return withImageWork(async (sharp) => {
+    const meta = await sharp(input).metadata();
+    if (!meta.width || !meta.height || !meta.format) throw new Error("the upstream answered something that is not an image");
+    const delivered = { width: meta.width, height: meta.height, format: meta.format };
+    // Anything else is decoded in full and encoded again, which also refuses a PNG cut short.
+    const png = await sharp(input).resize(width, height, { fit: "cover", position: "centre" }).png().toBuffer();
+    return { png, delivered, resized: meta.width !== width || meta.height !== height };
+  });
 }
