@@ -28,7 +28,8 @@ function runLogging(body: string): Child {
     chunks += 1;
     if (text.includes("\n")) sawLine();
   });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  // 'close', not 'exit': the pipe may still hold lines when the process has ended.
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
   return {
     chunks: () => chunks,
     lines: () => text.split("\n").filter(Boolean).map((line) => JSON.parse(line)),
