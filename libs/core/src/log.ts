@@ -34,7 +34,13 @@ function standardOutput() {
   if (!stdout) {
     const destination = pino.destination({ dest: 1, sync: true, minLength: BATCH_BYTES, periodicFlush: FLUSH_MS });
     // 'exit' comes after process.exit() and after an uncaught exception alike; only writes that finish now count.
-    process.once("exit", () => destination.flushSync());
+    process.once("exit", () => {
+      try {
+        destination.flushSync();
+      } catch {
+        // Standard output is gone (its reader closed the pipe): nothing more can be written.
+      }
+    });
     stdout = destination;
   }
   return stdout;
