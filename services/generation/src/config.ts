@@ -1,10 +1,10 @@
-import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { IMAGE_COUNT_CEILING, TIMING_DEFAULTS, checkSettingsAgree, flagSchema, parseEnv, portSchema, rpcTransportSchema, serviceUrlsSchema, timingsFrom } from "@orvado/core";
 import { kafkaEnvShape, kafkaSettingsFromEnv } from "@orvado/events";
 import { checkStorageEnv, storageConfigFrom, storageEnvShape } from "./storage/config.ts";
 import { KEPT_SLOT_MAX_AGE_MS } from "./kept-slots.ts";
 import { START_ROW_DELAY_MS } from "./job-starts.ts";
+import { DEFAULT_IMAGE_WORK_AT_ONCE } from "./image-library.ts";
 
 const schema = z.object({
   GENERATION_HOST: z.string().default("127.0.0.1"),
@@ -33,7 +33,7 @@ const schema = z.object({
   GENERATION_MAX_UPSTREAM_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(50 * 1024 * 1024),
   GENERATION_ANSWERS_AT_ONCE: z.coerce.number().int().min(1).max(100_000).default(64),
   GENERATION_ANSWER_BYTES_AT_ONCE: z.coerce.number().int().min(1024 * 1024).max(64 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
-  GENERATION_IMAGE_WORK_AT_ONCE: z.coerce.number().int().min(1).max(1024).default(availableParallelism()),
+  GENERATION_IMAGE_WORK_AT_ONCE: z.coerce.number().int().min(1).max(1024).default(DEFAULT_IMAGE_WORK_AT_ONCE),
 })
   .superRefine(checkStorageEnv)
   .superRefine((env, ctx) => {

@@ -1,13 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { availableParallelism } from "node:os";
 import sharp from "sharp";
-import { loadSharp, setImageWorkAtOnce, withImageWork } from "./image-library.ts";
+import { DEFAULT_IMAGE_WORK_AT_ONCE, loadSharp, setImageWorkAtOnce, withImageWork } from "./image-library.ts";
 import { encodeImage } from "./output-format.ts";
 import { fitToSize } from "./providers/fit.ts";
 
 // In process, no transport: the places for whole-image work and sharp's settings.
 
-afterEach(() => setImageWorkAtOnce(availableParallelism()));
+afterEach(() => setImageWorkAtOnce(DEFAULT_IMAGE_WORK_AT_ONCE));
 
 /** A place taken until release() is called: what another image's work looks like from outside. */
 function heldPlace() {

@@ -27,7 +27,8 @@ export const loadSharp: () => Promise<typeof Sharp> = loadedOnFirstUse(() =>
 // the encoders more, and on a machine's cores only so many run at once anyway: more
 // images at once only hold more memory while they wait for a core. By default one
 // image per core (docs/performance.md#sharp-on-the-answers-path).
-let imageWorkGate = new CallGate(availableParallelism());
+export const DEFAULT_IMAGE_WORK_AT_ONCE = availableParallelism();
+let imageWorkGate = new CallGate(DEFAULT_IMAGE_WORK_AT_ONCE);
 
 /** How many whole images this process decodes and encodes at once (GENERATION_IMAGE_WORK_AT_ONCE); set at start. */
 export function setImageWorkAtOnce(limit: number): void {
