@@ -3,6 +3,7 @@ import kafkajs from "kafkajs";
 import type { Consumer, Kafka as KafkaClient } from "kafkajs";
 import { EVENT_ID_HEADER, kafkaBatchHandler } from "./kafka-batch.ts";
 import { kafkaLogCreator } from "./kafka-log.ts";
+import { fixKafkajsRequestQueue } from "./kafkajs-request-queue.ts";
 import { Backoff, DEFAULT_LINGER_MS, deferred } from "./timing.ts";
 import type { KafkaSettings } from "./kafka-settings.ts";
 import { kafkaTopics } from "./kafka-topics.ts";
@@ -13,6 +14,9 @@ import type { EventStream, OutgoingMessage, SubscribeOptions, Subscription } fro
 const FETCH_MIN_BYTES = 64 * 1024;
 
 const { Kafka, Partitioners } = kafkajs;
+
+// Before any connection is opened: kafkajs's idle connections otherwise spin a 1-ms timer.
+fixKafkajsRequestQueue();
 
 export interface KafkaStreamOptions {
   settings: KafkaSettings;

@@ -1,0 +1,36 @@
+import RequestQueue from "kafkajs/src/network/requestQueue/index.js";
+
+/**
+ * kafkajs 2.2.4 (its last release) re-arms a timer after every check of a
+ * connection's pending requests, also when none is pending and the broker
+ * throttles nothing: the delay is then negative, Node runs it after 1 ms, and
+ * every open broker connection wakes its process about a thousand times a
+ * second for as long as it stays open (tulios/kafkajs#1556 and #1704, open
+ * upstream). docs/performance.md#the-kafkajs-timer-loop measures what that cost.
+ *
+ * The replacement schedules a check only for what can need one: requests
+ * waiting to be sent (after the throttle, or kafkajs's 10-ms retry once it is
+ * over) or a throttle still running. Nothing else changes: a request that cannot
+ * go at once still schedules its check when it is queued, and every answer
+ * still checks the queue.
+ */
+const RETRY_PENDING_MS = 10;
+
+export function scheduleCheckOnlyWhenNeeded(this: RequestQueue): void {
+  if (this.throttleCheckTimeoutId) return;
+  const throttledForMs = this.throttledUntil - Date.now();
+  if (this.pending.length === 0 && throttledForMs <= 0) return;
+  const waitMs = throttledForMs > 0 ? throttledForMs : RETRY_PENDING_MS;
+  this.throttleCheckTimeoutId = setTimeout(() => {
+    this.throttleCheckTimeoutId = null;
+    this.checkPendingRequests();
+  }, waitMs);
+}
+
+/** Installs the replacement on kafkajs's RequestQueue; kafka.ts does so when it is loaded. */
+export function fixKafkajsRequestQueue(): void {
+  if (typeof RequestQueue.prototype.scheduleCheckPendingRequests !== "function") {
+    throw new Error("kafkajs's RequestQueue has no scheduleCheckPendingRequests: see kafkajs-request-queue.ts");
+  }
+  RequestQueue.prototype.scheduleCheckPendingRequests = scheduleCheckOnlyWhenNeeded;
+}
