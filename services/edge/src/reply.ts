@@ -33,13 +33,13 @@ export function sendRoutingError(error: FastifyError, request: FastifyRequest, r
  * whose body then stalls or breaks is not answered again, only closed; nor is
  * anything written into an answer still under way.
  */
-export function sendClientError(error: NodeJS.ErrnoException & ParserError, socket: Socket) {
+export function sendClientError(error: NodeJS.ErrnoException, socket: Socket) {
   if (error.code === "ECONNRESET" || socket.destroyed) return;
   const requestId = newRequestId();
   const [status, code, message] = clientErrorAnswer(error.code);
   const inBody = requestInItsBody(socket);
   // An answer to HEAD has no body (the client would read one as garbage).
-  const head = refusedRequestWasHead(error, inBody?.request);
+  const head = refusedRequestWasHead(error as ParserError, inBody?.request);
   const body = head ? "" : JSON.stringify(errorBody(code, message, requestId));
   if (socket.writable && !answerInProgress(socket) && !inBody?.response.headersSent) {
     socket.write(
