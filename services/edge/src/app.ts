@@ -5,10 +5,10 @@ import { AuthService, BillingService, ErrorCode, GenerationService } from "@orva
 import { newRequestId, type Logger } from "@orvado/core";
 import { Code, ConnectError, internalClient } from "@orvado/rpc";
 import type { EdgeConfig } from "./config.ts";
-import { continueOrRefuse, noteAnswered, sendClientError, sendError, sendExpectationFailed, sendRoutingError } from "./reply.ts";
+import { continueOrRefuse, sendClientError, sendError, sendExpectationFailed, sendRoutingError } from "./reply.ts";
 import { hostHeaderProblem } from "./host-header.ts";
 import { KeyChecker } from "./key-check.ts";
-import { rememberRequestStarts } from "./request-starts.ts";
+import { trackExchanges } from "./exchanges.ts";
 import { serverTimeBounds } from "./time-bounds.ts";
 import { imageRoutes } from "./routes/images.ts";
 import { imageEditRoutes } from "./routes/image-edits.ts";
@@ -58,8 +58,8 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
     frameworkErrors: sendRoutingError,
     clientErrorHandler: sendClientError,
   });
-  // So that sendClientError knows a refused HEAD even when the parser failed past its request line.
-  rememberRequestStarts(app.server);
+  // So that sendClientError knows which request a refusal is that of, and whether it was answered.
+  trackExchanges(app.server);
   app.server.on("checkExpectation", sendExpectationFailed);
   app.server.on("checkContinue", (request, response) => continueOrRefuse(app.server, request, response));
   const rpc = { transport: config.rpcTransport };
@@ -74,7 +74,6 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
     if (hostProblem) return sendError(request, reply, ErrorCode.INVALID_REQUEST, hostProblem);
   });
   app.addHook("onResponse", async (request, reply) => {
-    noteAnswered(request.raw);
     request.log.info({ method: request.method, url: request.url.split("?")[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, "request");
   });
   // Before any route reads a body or query: text that cannot be UTF-8 never reaches a service.

@@ -3,7 +3,8 @@ import type { Socket } from "node:net";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ErrorCode, type Refusal } from "@orvado/proto";
 import { errorBody, httpStatusFor, newRequestId } from "@orvado/core";
-import { refusedRequestWasHead, requestInItsBody } from "./request-starts.ts";
+import { answerInProgress, noteExchange, requestInItsBody } from "./exchanges.ts";
+import { refusedRequestWasHead, type ParserError } from "./refused-head.ts";
 import { hostHeaderProblem } from "./host-header.ts";
 
 /**
@@ -28,16 +29,19 @@ export function sendRoutingError(error: FastifyError, request: FastifyRequest, r
  * HTTP, headers over the size limit, too slow to arrive): the same error shape,
  * with a request id of their own, then the connection is closed as Node does.
  * A request has one answer: one already answered (a 415 sent before its body
- * arrived) whose body then stalls or breaks is not answered again, only closed.
+ * arrived, a URL Fastify's router refused, Node's 417 for an Expect header)
+ * whose body then stalls or breaks is not answered again, only closed; nor is
+ * anything written into an answer still under way.
  */
 export function sendClientError(error: NodeJS.ErrnoException, socket: Socket) {
   if (error.code === "ECONNRESET" || socket.destroyed) return;
   const requestId = newRequestId();
   const [status, code, message] = clientErrorAnswer(error.code);
+  const inBody = requestInItsBody(socket);
   // An answer to HEAD has no body (the client would read one as garbage).
-  const head = refusedRequestWasHead(socket, error);
+  const head = refusedRequestWasHead(error as ParserError, inBody?.request);
   const body = head ? "" : JSON.stringify(errorBody(code, message, requestId));
-  if (socket.writable && !answerAlreadyStarted(socket) && !refusedRequestWasAnswered(socket)) {
+  if (socket.writable && !answerInProgress(socket) && !inBody?.response.headersSent) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n${head ? "" : `Content-Length: ${Buffer.byteLength(body)}\r\n`}` +
         `X-Gateway-Request-Id: ${requestId}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
@@ -61,44 +65,13 @@ function clientErrorAnswer(parserCode: string | undefined): [number, ErrorCode, 
 }
 
 /**
- * Whether a response to this connection's current request has begun (a route may
- * answer before a slow body has arrived): then another answer would corrupt it, and
- * the connection is only closed. Node's own clientError fallback makes the same check.
- */
-function answerAlreadyStarted(socket: Socket): boolean {
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
-  return inFlight?.headersSent === true;
-}
-
-const answeredRequests = new WeakSet<IncomingMessage>();
-
-/** Notes a request whose answer has been sent whole (the edge's onResponse hook). */
-export function noteAnswered(request: IncomingMessage): void {
-  answeredRequests.add(request);
-}
-
-type ReadRequest = IncomingMessage & { _dumped?: boolean };
-
-/**
- * Whether the request refused is one already answered: a response sent whole leaves the
- * socket (answerAlreadyStarted no longer sees it) while the parser may still be reading
- * that request's body, and a stall (408) or a broken chunk (400) there is that request's.
- * Answered through Fastify, the onResponse hook noted it. Answered without it (a URL
- * Fastify's router refuses, Node's own 417 for an Expect header), with its body unread:
- * Node marks such a request _dumped when its response finishes, and discards the body.
- */
-function refusedRequestWasAnswered(socket: Socket): boolean {
-  const inBody = requestInItsBody(socket) as ReadRequest | undefined;
-  return !!inBody && (answeredRequests.has(inBody) || inBody._dumped === true);
-}
-
-/**
  * An HTTP/1.1 request whose Expect header does not ask for 100-continue, an empty one included
  * (Node's checkExpectation event, which Node would otherwise answer with a bare 417): 417 in the
  * error shape, or the Host header's 400 first. Its body is not read; Node discards it once the
- * answer is sent, and the answer is the request's only one (refusedRequestWasAnswered).
+ * answer is sent, and the answer is the request's only one (sendClientError).
  */
 export function sendExpectationFailed(request: IncomingMessage, response: ServerResponse) {
+  noteExchange(request, response);
   const hostProblem = hostHeaderProblem(request);
   if (hostProblem) return sendBeforeRouting(request, response, 400, hostProblem);
   sendBeforeRouting(request, response, 417, "The Expect header asks for something this server does not do: only 100-continue is supported");
@@ -110,6 +83,7 @@ export function sendExpectationFailed(request: IncomingMessage, response: Server
  * other is told to continue and handed to Fastify, as Node does when nothing listens.
  */
 export function continueOrRefuse(server: Server, request: IncomingMessage, response: ServerResponse) {
+  noteExchange(request, response);
   const hostProblem = hostHeaderProblem(request);
   if (hostProblem) return sendBeforeRouting(request, response, 400, hostProblem);
   response.writeContinue();

@@ -3,16 +3,10 @@ import type { CreateImageRequest, ReserveRequestSchema } from "@orvado/proto";
 import type { BillingEventIds } from "@orvado/events";
 import type { JobSpec } from "./validate.ts";
 
-/**
- * What a job asks billing to hold: the price of its model, tier and n against the
- * account and the key's own limit. Written field by field, not as `{ ...ids, … }`:
- * that made a hidden class per job (libs/testkit/src/hidden-class.ts).
- */
+/** What a job asks billing to hold: the price of its model, tier and n against the account and the key's own limit. */
 export function reserveRequestFor(req: CreateImageRequest, spec: JobSpec, ids: BillingEventIds): MessageInitShape<typeof ReserveRequestSchema> {
   return {
-    requestId: ids.requestId,
-    accountId: ids.accountId,
-    keyId: ids.keyId,
+    ...ids,
     keyLimitMicros: req.keyLimitMicros,
     model: spec.model.id,
     tier: spec.tier,

@@ -108,8 +108,7 @@ async function trustedFetch(url: URL, request: PinnedInit, init: RequestInit | u
   if (body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array) {
     return fetchWithLookup(url, request, dnsLookup as typeof publicOnlyLookup);
   }
-  // Object.assign, not a leading spread (libs/testkit/src/hidden-class.ts says why).
-  const response = await fetch(url, Object.assign({}, init, { headers: request.headers, redirect: "manual" as const }));
+  const response = await fetch(url, { ...init, headers: request.headers, redirect: "manual" });
   const limit = request.maxBytes ?? Infinity;
   const declared = declaredLength(response.headers.get("content-length"));
   if (declared !== undefined && declared > limit) {

@@ -15,8 +15,7 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
 
 /** dns.lookup that fails for any internal address, used as the connection's own lookup. */
 export function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
-  // Object.assign, not a leading spread (libs/testkit/src/hidden-class.ts says why).
-  dnsLookup(hostname, Object.assign({}, options, { all: true as const, verbatim: true }), (error, addresses) => {
+  dnsLookup(hostname, { ...options, all: true, verbatim: true }, (error, addresses) => {
     if (error) return callback(error, []);
     const internal = addresses.find((entry) => isInternalAddress(entry.address));
     if (addresses.length === 0 || internal) {

@@ -38,8 +38,7 @@ export async function generateOnChannel(
   if (channel.provider === "sandbox") {
     const { prompt, width, height, n, edit } = request;
     const outcome = await generateWithSandbox({ prompt, width, height, n, edit, signal: jobSignal });
-    // Field by field, not a leading spread (libs/testkit/src/hidden-class.ts says why).
-    return outcome.ok ? { ok: true, images: outcome.images, resized: 0 } : { ok: false, kind: outcome.kind, message: outcome.message, detail: outcome.message };
+    return outcome.ok ? { ...outcome, resized: 0 } : { ...outcome, detail: outcome.message };
   }
   let refusal: string | undefined;
   const provider = PROVIDERS.get(channel.provider)!;
