@@ -29,14 +29,12 @@ const reserveStatement = (fn: string) =>
   prepareStatement(
     `SELECT * FROM billing.${fn}($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::int[], $9::timestamptz[], $10::bigint[], $11::text[], $12, $13::text[], $14::bytea[])`,
   );
-/** A batch's holds with one statement per table when they all fit (sql/functions/reserve_holds.sql). */
+/** A batch's holds: billing.reserve_hold for each, in account order (sql/functions/reserve_holds.sql). */
 const RESERVE_HOLDS = reserveStatement("reserve_holds");
 /**
  * A hold alone (every reservation at one connection) is billing.reserve_hold itself:
- * checking that a batch fits and then writing it set by set costs PostgreSQL more
- * than the loop (0.76-0.79 against 0.59 ms a call at one connection), and the loop's
- * own wrapper (reserve_holds_each) more than the call inside it (pgbench at one
- * client on one database: 0.79-1.15 ms against 0.58-0.81 ms, docs/performance.md#measured-design-choices).
+ * the batch's loop around it costs more than the call inside it (pgbench at one
+ * client on one database, docs/performance.md#measured-design-choices).
  */
 const RESERVE_ONE = prepareStatement(
   "SELECT 1 AS item, h.* FROM billing.reserve_hold($1, $2, $3, $4::bigint, $5, $6, $7, $8::int, $9::timestamptz, $10::bigint, $11, $12, $13, $14::bytea) AS h",
@@ -124,7 +122,7 @@ interface HoldCall {
  * Reservations of concurrent requests on one Db share a statement
  * (billing.reserve_holds in sql/functions/; SharedCalls): one round trip and one
  * durable commit carry every hold that arrived while the previous call was in
- * flight, each decided exactly as alone, in account order.
+ * flight, each made by billing.reserve_hold exactly as alone, in account order.
  */
 const holdCalls = new WeakMap<Queryable, SharedCalls<HoldCall, HoldRow>>();
 

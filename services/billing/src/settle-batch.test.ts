@@ -3,12 +3,12 @@ import type { Queryable } from "@orvado/db";
 import { USD, billingRowsOf, fundedAccount, heldRequest, rolledBack, startTestBilling, tableCounts, uniqueId, type RequestIds, type TestBilling } from "./test-support.ts";
 import { settle } from "./settle.ts";
 
-// billing.settle_requests (migration 008) settles a batch of open holds with one
-// statement per table, and runs billing.settle_request for each element
-// otherwise. Either way a batch must end exactly as settle_request run for each
-// element in the events' account order would: these tests run both on the same
-// data (each in a transaction that is rolled back) and compare everything they
-// answer and write.
+// billing.settle_requests (sql/functions/settle_requests.sql) runs
+// billing.settle_request, the one implementation of a settlement, for each element
+// in the events' account order. A batch must end exactly as settle_request called
+// for each element in that order: these tests run both on the same data (each in
+// a transaction that is rolled back) and compare everything they answer and write.
+// Over PostgreSQL's wire protocol when TEST_DATABASE_URL is set, else PGlite in process.
 
 let billing: TestBilling;
 
@@ -39,7 +39,7 @@ const batchCall = (q: Queryable, items: Settling[]) =>
     items.map(reason),
   ]);
 
-/** settle_request for each element in the events' account order (the loop of migration 006), answers numbered as the batch numbers them. */
+/** settle_request for each element in the events' account order, one statement each, answers numbered as the batch numbers them. */
 async function loopCall(q: Queryable, items: Settling[]) {
   const account = (item: Settling) => item.eventAccount ?? item.ids.accountId;
   const order = items.map((item, index) => ({ item, number: index + 1 })).sort((a, b) => (account(a.item) < account(b.item) ? -1 : account(a.item) > account(b.item) ? 1 : a.number - b.number));
@@ -75,8 +75,8 @@ async function expectSameAsLoop(items: Settling[]) {
 
 const held = (accountId: string, images = 1) => heldRequest(billing.client, accountId, images);
 
-describe("billing.settle_requests, a batch at once", () => {
-  it("settles open holds of one account with one balances update, as the loop would", async () => {
+describe("billing.settle_requests, a batch of settlements", () => {
+  it("settles open holds of one account, in part or in full, as settle_request one by one would", async () => {
     const a = await fundedAccount(billing.client, 1n * USD);
     const [r1, r2, r3, r4] = [await held(a, 2), await held(a, 3), await held(a), await held(a, 4)];
     const batch = await expectSameAsLoop([
@@ -86,10 +86,9 @@ describe("billing.settle_requests, a batch at once", () => {
       { ids: r4!, kind: "expired" },
     ]);
     expect(batch.rows.map((row) => row.result)).toEqual(["applied", "applied", "applied", "applied"]);
-    expect(batch.updates).toBe(1);
   });
 
-  it("settles across accounts, named in any order, as the loop would", async () => {
+  it("settles across accounts, named in any order, as settle_request one by one would", async () => {
     const [a, b, c] = [await fundedAccount(billing.client, 1n * USD), await fundedAccount(billing.client, 1n * USD), await fundedAccount(billing.client, 1n * USD)];
     const items: Settling[] = [
       { ids: await held(c), kind: "completed", delivered: 1 },
@@ -100,10 +99,9 @@ describe("billing.settle_requests, a batch at once", () => {
     ];
     const batch = await expectSameAsLoop(items);
     expect(batch.rows.every((row) => row.result === "applied")).toBe(true);
-    expect(batch.updates).toBe(3);
   });
 
-  it("runs the loop for duplicates, a completion after a release, an unknown request or one named twice", async () => {
+  it("tolerates duplicates, a completion after a release, an unknown request or one named twice, as one by one would", async () => {
     const a = await fundedAccount(billing.client, 1n * USD);
     const released = await held(a);
     await settle(billing.db, released.requestId, { kind: "failed", reason: "provider error" });
@@ -118,7 +116,7 @@ describe("billing.settle_requests, a batch at once", () => {
     ];
     for (const items of cases) {
       const batch = await expectSameAsLoop(items);
-      // The loop moves the balance once per settlement it applies.
+      // The balance moves once per settlement applied, none for a duplicate or an unknown request.
       expect(batch.updates).toBe(batch.rows.filter((row) => row.result === "applied").length);
     }
   });

@@ -28,14 +28,14 @@ export async function settle(db: Db, requestId: string, settlement: Settlement):
 
 export interface RequestSettlement {
   requestId: string;
-  /** The account the event names: it only orders the batch (sql/functions/settle_requests_each.sql); what is charged comes from the cost record. */
+  /** The account the event names: it only orders the batch (sql/functions/settle_requests.sql); what is charged comes from the cost record. */
   accountId: string;
   settlement: Settlement;
 }
 
 /**
  * Settles many requests in one statement and one commit (billing.settle_requests,
- * sql/functions/settle_requests.sql): each exactly as settle() would, taken in account order; several
+ * sql/functions/settle_requests.sql): billing.settle_request for each, as settle() runs it, taken in account order; several
  * for one request apply in the order given. Results come back in the order given.
  * If any one fails, none is applied and this throws.
  */
