@@ -1,10 +1,10 @@
 import { createClient, type Client } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 import { colocatedTransport } from "./in-process.ts";
 import { HTTP2_SESSION_MEMORY_MB } from "./http2-settings.ts";
 import { AttemptAwareSessionManager, replicaTransport } from "./replicas.ts";
 import { sendSecret } from "./secret.ts";
-import { connectTransport } from "./unary-transport.ts";
 
 export type { Client };
 
@@ -29,8 +29,8 @@ export interface InternalClientOptions {
 
 /**
  * A Connect client calling another Orvado service with the shared secret;
- * in-process when that service runs in this process (in-process.ts) unless
- * options.transport is "http2". Given
+ * in-process (Connect's router transport, in-process.ts) when that service runs
+ * in this process unless options.transport is "http2". Given
  * several URLs (replicas of the service), it spreads calls across them and
  * moves a call that started nothing off a replica that refuses it (replicas.ts).
  *
@@ -55,9 +55,11 @@ export function internalClient<T extends DescService>(
   const transports = replicaUrls(urls).map((baseUrl) => {
     // No compression between services: the big messages are images (PNG does not
     // compress), and gzip/gunzip of every one cost a few % of CPU on the hot path.
-    // Connect protocol, binary protobuf over HTTP/2 (unary-transport.ts).
-    const network = connectTransport({
+    const network = createConnectTransport({
       baseUrl,
+      httpVersion: "2",
+      useBinaryFormat: true,
+      acceptCompression: [],
       interceptors,
       sessionManager: new AttemptAwareSessionManager(baseUrl, undefined, { maxSessionMemory: HTTP2_SESSION_MEMORY_MB }),
     });

@@ -9,10 +9,3 @@
  * an allocation: a session uses what its open calls need. Both ends set it.
  */
 export const HTTP2_SESSION_MEMORY_MB = 256;
-
-/**
- * Connect's default limit on a message read (validateReadWriteMaxBytes: 4 GiB), where
- * Orvado reads messages itself: answers in unary-transport.ts, whose size the session
- * bounds, and requests in unary-server.ts unless the server sets its own readMaxBytes.
- */
-export const CONNECT_READ_MAX_BYTES = 0xffffffff;

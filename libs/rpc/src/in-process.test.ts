@@ -10,6 +10,10 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
 });
 
+// Which path an internal client takes, call by call: Connect's router transport
+// while a server for its URL runs in this process, loopback HTTP/2 otherwise.
+// client.test.ts checks that both paths keep the same rules.
+
 describe("internal clients of a service in the same process", () => {
   it("call it in-process, with the shared secret passed as on the network", async () => {
     const server = await startEchoServer();

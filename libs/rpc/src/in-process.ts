@@ -1,21 +1,19 @@
 import { createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
-import type { DescMessage, DescMethodUnary } from "@bufbuild/protobuf";
-import { callDirect, unaryImplementations } from "./direct-transport.ts";
 
 // Co-located services call each other without a socket. When the embedded stack
-// runs auth, billing, generation and the edge in one process, a gRPC call over
-// loopback HTTP/2 costs about 1 ms of CPU (client and server side together).
-// In-process, a unary call hands over copies of its messages (direct-transport.ts)
-// and a streaming one goes through Connect's router transport; either way it
-// still goes through the server's interceptors (the shared secret, failure
-// logging), its error codes and deadlines, and a handler never shares objects
-// with a caller. Every server keeps listening on its port for callers in other
-// processes.
+// runs auth, billing, generation and the edge in one process, a call goes through
+// Connect's router transport: the same Connect protocol, handlers and server
+// interceptors (the shared secret, failure logging) as the server's network
+// listener, so error codes, deadlines, aborts and request headers behave as they
+// do over HTTP/2; only the socket is skipped. Every server keeps listening on its
+// port for callers in other processes.
 
 export interface LocalServer {
   routes: (router: ConnectRouter) => void;
   /** The server's own interceptors, run as they would be for a call off the network. */
   interceptors: Interceptor[];
+  /** The server's limit on a request message, if it sets one (else Connect's default). */
+  readMaxBytes?: number;
 }
 
 const LOOPBACK_CLIENT_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
@@ -38,6 +36,13 @@ function localServerFor(baseUrl: URL): LocalServer | undefined {
   return servers.get(Number(baseUrl.port || 80));
 }
 
+function routerTransport(server: LocalServer, clientInterceptors: Interceptor[]): Transport {
+  return createRouterTransport(server.routes, {
+    router: { interceptors: server.interceptors, grpcWeb: false, ...(server.readMaxBytes !== undefined && { readMaxBytes: server.readMaxBytes }) },
+    transport: { interceptors: clientInterceptors },
+  });
+}
+
 /**
  * A transport that, call by call, goes in-process while a server for baseUrl
  * runs in this process, and over the network otherwise (also once that server
@@ -45,45 +50,20 @@ function localServerFor(baseUrl: URL): LocalServer | undefined {
  */
 export function colocatedTransport(baseUrl: string, network: Transport, clientInterceptors: Interceptor[]): Transport {
   const url = new URL(baseUrl);
-  const inProcess = new WeakMap<LocalServer, LocalCalls>();
-  const pick = (): LocalCalls | undefined => {
+  // One router transport per server instance: a server restarted on the same port gets a new one.
+  const inProcess = new WeakMap<LocalServer, Transport>();
+  const pick = (): Transport => {
     const server = localServerFor(url);
-    if (!server) return undefined;
+    if (!server) return network;
     let local = inProcess.get(server);
     if (!local) {
-      const router = createRouterTransport(server.routes, {
-        router: { interceptors: server.interceptors, grpcWeb: false },
-        transport: { interceptors: clientInterceptors },
-      });
-      local = { server, router, unary: unaryImplementations(server.routes) };
+      local = routerTransport(server, clientInterceptors);
       inProcess.set(server, local);
     }
     return local;
   };
   return {
-    unary: (method, signal, timeoutMs, header, input, contextValues) => {
-      const local = pick();
-      const implementation = local?.unary.get(method);
-      if (!local || !implementation) return (local?.router ?? network).unary(method, signal, timeoutMs, header, input, contextValues);
-      return callDirect({
-        method: method as unknown as DescMethodUnary<DescMessage, DescMessage>,
-        implementation,
-        clientInterceptors,
-        serverInterceptors: local.server.interceptors,
-        signal,
-        timeoutMs,
-        header,
-        input: input as never,
-        contextValues,
-      }) as never;
-    },
-    stream: (method, signal, timeoutMs, header, input, contextValues) => (pick()?.router ?? network).stream(method, signal, timeoutMs, header, input, contextValues),
+    unary: (method, signal, timeoutMs, header, input, contextValues) => pick().unary(method, signal, timeoutMs, header, input, contextValues),
+    stream: (method, signal, timeoutMs, header, input, contextValues) => pick().stream(method, signal, timeoutMs, header, input, contextValues),
   };
-}
-
-interface LocalCalls {
-  server: LocalServer;
-  /** Streaming calls (and any method the server's routes do not implement, answered as on the network). */
-  router: Transport;
-  unary: ReturnType<typeof unaryImplementations>;
 }

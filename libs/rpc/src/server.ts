@@ -6,8 +6,7 @@ import type { Logger } from "@orvado/core";
 import { HealthState } from "./health.ts";
 import { requireSecret } from "./secret.ts";
 import { registerLocalServer } from "./in-process.ts";
-import { CONNECT_READ_MAX_BYTES, HTTP2_SESSION_MEMORY_MB } from "./http2-settings.ts";
-import { unaryStreamHandler, type UnaryStreamHandler } from "./unary-server.ts";
+import { HTTP2_SESSION_MEMORY_MB } from "./http2-settings.ts";
 
 export interface RpcServerOptions {
   host: string;
@@ -62,21 +61,10 @@ function logFailures(logger: Logger): Interceptor {
 }
 
 /**
- * Puts the unary stream handler (unary-server.ts) in front of Connect's Node adapter.
- * node:http2 turns each stream into a compatibility request and response through
- * the one "stream" listener it adds for a server made with a request handler;
- * streams the unary handler does not answer are passed on to that listener.
+ * A Connect server speaking gRPC (and Connect) over cleartext HTTP/2, with
+ * grpc.health.v1, through Connect's Node adapter; callers in this process reach
+ * the same routes and interceptors through Connect's router transport (in-process.ts).
  */
-function answerUnaryOnStreams(server: http2.Http2Server, unary: UnaryStreamHandler): void {
-  const [compatibility, ...others] = server.listeners("stream") as ((...args: unknown[]) => void)[];
-  if (!compatibility || others.length > 0) throw new Error("node:http2 no longer adds one stream listener for a request handler: the unary stream handler cannot be put in front of it");
-  server.removeListener("stream", compatibility);
-  server.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, flags: number, rawHeaders: string[]) => {
-    if (!unary(stream, headers)) compatibility.call(server, stream, headers, flags, rawHeaders);
-  });
-}
-
-/** A Connect server speaking gRPC (and Connect) over cleartext HTTP/2, with grpc.health.v1. */
 export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
   const health = new HealthState(options.serviceNames);
   const routes = (router: ConnectRouter) => {
@@ -84,9 +72,9 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     options.routes(router);
   };
   const interceptors = [logFailures(options.logger), requireSecret(options.secret)];
-  const handler = connectNodeAdapter({ routes, interceptors, grpcWeb: false, ...(options.readMaxBytes !== undefined && { readMaxBytes: options.readMaxBytes }) });
+  const readMaxBytes = options.readMaxBytes;
+  const handler = connectNodeAdapter({ routes, interceptors, grpcWeb: false, ...(readMaxBytes !== undefined && { readMaxBytes }) });
   const server = http2.createServer({ maxSessionMemory: HTTP2_SESSION_MEMORY_MB }, handler);
-  answerUnaryOnStreams(server, unaryStreamHandler({ routes, interceptors, readMaxBytes: options.readMaxBytes ?? CONNECT_READ_MAX_BYTES }));
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);
@@ -97,7 +85,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     server.listen(options.port, options.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  const unregister = registerLocalServer(options.host, port, { routes, interceptors });
+  const unregister = registerLocalServer(options.host, port, { routes, interceptors, ...(readMaxBytes !== undefined && { readMaxBytes }) });
   return {
     port,
     url: `http://${options.host}:${port}`,

@@ -17,17 +17,18 @@ export interface SeenCall {
 /**
  * A billing stand-in whose GetCost tells the caller how the call came: the
  * request id comes back with the host the handler saw ("in-memory" for an
- * in-process call), and model "secret-seen" when the shared secret arrived.
+ * in-process call through Connect's router transport), and model "secret-seen" when the shared secret arrived.
  * Request ids "missing", "hang" and "crash" answer NOT_FOUND (with metadata),
  * never, and with a plain TypeError.
  */
-export function startBillingStandIn(seen: SeenCall = {}): Promise<RpcServer> {
+export function startBillingStandIn(seen: SeenCall = {}, options: { readMaxBytes?: number } = {}): Promise<RpcServer> {
   return startRpcServer({
     host: "127.0.0.1",
     port: 0,
     secret: TEST_SECRET,
     serviceNames: ["orvado.v1.BillingService"],
     logger: createLogger("test", "silent"),
+    ...options,
     routes: (router) =>
       router.service(BillingService, {
         async getCost(request, context) {
