@@ -49,7 +49,8 @@ export interface RequestField {
 const text = (name: string) => z.string({ error: `${name} must be a string` });
 const oneOf = <const T extends readonly [string, ...string[]]>(name: string, values: T, message = `${name} must be one of ${values.join(", ")}`) =>
   z.enum(values, { error: message });
-const got = (value: unknown) => String(JSON.stringify(value)).slice(0, 40);
+/** The refused value, short; only a primitive is spelled out (a deeply nested array must not be walked). */
+const got = (value: unknown) => (typeof value === "object" && value !== null ? (Array.isArray(value) ? "an array" : "an object") : String(JSON.stringify(value)).slice(0, 40));
 
 const imageCounts = new Map<number, z.ZodType<number>>();
 /** n from 1 to max: the edge holds it to IMAGE_COUNT_CEILING (n is a uint32 on the wire), generation to its configured maximum. */

@@ -18,6 +18,14 @@ describe("ranges", () => {
     expect(checkRequestFields(body({ n: IMAGE_COUNT_CEILING }))).toMatchObject({ ok: true, values: { n: IMAGE_COUNT_CEILING } });
   });
 
+  it("names a refused n of another type without spelling it out, however deeply it nests", () => {
+    let deep: unknown = 1;
+    for (let depth = 0; depth < 200_000; depth += 1) deep = [deep];
+    expect(checkRequestFields(body({ n: deep }))).toEqual({ ok: false, code: ErrorCode.INVALID_FIELD, message: `n must be an integer from 1 to ${IMAGE_COUNT_CEILING}; got an array` });
+    expect(checkRequestFields(body({ n: { a: 1 } }))).toMatchObject({ message: expect.stringMatching(/; got an object$/) });
+    expect(checkRequestFields(body({ n: "x".repeat(100) }))).toMatchObject({ message: `n must be an integer from 1 to ${IMAGE_COUNT_CEILING}; got "${"x".repeat(39)}` });
+  });
+
   it("holds n to generation's configured maximum, and reads an absent n as 1", () => {
     expect(checkImageCount(5, 4)).toEqual({ ok: false, code: ErrorCode.INVALID_FIELD, message: "n must be an integer from 1 to 4; got 5" });
     expect(checkImageCount(4, 4)).toEqual({ ok: true, value: 4 });

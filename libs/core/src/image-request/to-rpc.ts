@@ -1,5 +1,5 @@
 import type { CreateImageRequest } from "@orvado/proto";
-import { checkRequestFields, FIELD_NAMES, FIELD_RULES, type FieldFailure } from "./check.ts";
+import { checkRequestFields, FIELD_LIST, FIELD_NAMES, type FieldFailure } from "./check.ts";
 import type { FieldName, FieldValues, RpcName } from "./fields.ts";
 
 // A checked body as the fields of a CreateImage call, each under its field's rpc name.
@@ -9,7 +9,7 @@ export type BodyCheck = { ok: true; body: ImageRequestBody } | FieldFailure;
 
 export function toRpcFields(values: FieldValues): ImageRequestBody {
   const body: Record<string, unknown> = {};
-  for (const [name, field] of FIELD_RULES) {
+  for (const [name, field] of FIELD_LIST) {
     const value = values[name] ?? field.whenAbsent;
     if (value === undefined) continue;
     body[field.rpc] = field.toRpc ? field.toRpc(value as never) : value;
