@@ -6,16 +6,19 @@ import { IMAGE_COUNT_CEILING } from "../limits.ts";
 // "Image edits"): each field's name, type, range, closed set, default and refusal
 // message. The edge checks bodies with it (check.ts), generation checks the rules
 // that wait for the model with it, and the OpenAPI document's request bodies are
-// derived from it (json-schema.ts). A new field is one entry in GENERATION_FIELDS.
+// derived from it (json-schema.ts). A new field is one entry in GENERATION_FIELDS
+// (and, for generation to receive it, its field in CreateImageRequest).
 
 export const MAX_PROMPT_CHARS = 32_000;
 /** OpenAI sets no bound; this one keeps the id a short label in the console, its CSV and the database. */
 export const MAX_USER_CHARS = 256;
 export const MIN_SIDE_PX = 64;
 export const MAX_SIDE_PX = 4096;
+/** Applied by generation (sizes.ts), which reads every size. */
 export const DEFAULT_SIZE = "1024x1024";
+/** Applied by generation (checkImageCount). */
 export const DEFAULT_IMAGE_COUNT = 1;
-/** OpenAI's default output_compression: the encoder's best quality. */
+/** OpenAI's default output_compression, the encoder's best quality; applied by generation's encoder (output-format.ts). */
 export const DEFAULT_OUTPUT_COMPRESSION = 100;
 
 export const QUALITIES = ["low", "medium", "high", "xhigh", "max", "auto"] as const;
@@ -35,7 +38,7 @@ export interface RequestField {
    */
   readonly catalog?: z.ZodType;
   readonly required?: true;
-  /** What an absent field means (documented; applied where the comment of the constant says). */
+  /** What an absent field means, as documented; applied by the edge when whenAbsent says so, else where its DEFAULT_ constant says. */
   readonly default?: string | number;
   /** What the edge puts on the wire for an absent field: proto3 strings and enums cannot be absent. */
   readonly whenAbsent?: string;
