@@ -2,6 +2,7 @@ import type { FastifyRequest } from "fastify";
 import type { Multipart } from "@fastify/multipart";
 import { ErrorCode } from "@orvado/proto";
 import type { EditUploadLimits } from "./config.ts";
+import { EDIT_FILE_FIELDS, INTEGER_FIELDS } from "@orvado/core/image-request";
 import { parsePlainInteger } from "./plain-integer.ts";
 
 // The multipart/form-data body of an image edit (OpenAI's POST /v1/images/edits): files
@@ -16,7 +17,7 @@ export interface UploadedFile {
 }
 
 export interface EditUpload {
-  /** The text fields, with the numeric ones read as numbers, for checkImageRequestBody. */
+  /** The text fields, with the integer ones read as numbers, for checkImageRequestBody. */
   fields: Record<string, unknown>;
   images: UploadedFile[];
   mask?: UploadedFile;
@@ -24,8 +25,7 @@ export interface EditUpload {
 
 export type UploadRead = { ok: true; upload: EditUpload } | { ok: false; code: ErrorCode; message: string };
 
-const IMAGE_PARTS = new Set(["image", "image[]"]);
-const FILE_PARTS = new Set([...IMAGE_PARTS, "mask"]);
+const FILE_PARTS: ReadonlyMap<string, "image" | "mask"> = new Map(Object.entries(EDIT_FILE_FIELDS).map(([name, field]) => [name, field.role]));
 /** Text fields of an edit are few; 32 leaves room for the OpenAI fields still to come. */
 const MAX_FIELDS = 32;
 /** A prompt of 32,000 characters is at most 128 kB of UTF-8. */
@@ -33,9 +33,6 @@ const MAX_FIELD_BYTES = 128 * 1024;
 
 const fail = (code: ErrorCode, message: string): UploadRead => ({ ok: false, code, message });
 const quoted = (name: string) => JSON.stringify(name.slice(0, 100));
-
-/** Fields a JSON body carries as numbers; multipart carries every field as text. */
-const NUMERIC_FIELDS = new Set(["n", "output_compression"]);
 
 export async function readEditUpload(request: FastifyRequest, limits: EditUploadLimits): Promise<UploadRead> {
   // A Map, so that a field named "__proto__" is a field like any other (and then an unknown one).
@@ -51,13 +48,13 @@ export async function readEditUpload(request: FastifyRequest, limits: EditUpload
       const refused = part.type === "file" ? checkFilePart(part.fieldname, images.length, mask !== undefined, limits) : checkTextPart(part, fields);
       if (refused) return refused;
       if (part.type === "field") {
-        fields.set(part.fieldname, NUMERIC_FIELDS.has(part.fieldname) ? (parsePlainInteger(part.value) ?? part.value) : part.value);
+        fields.set(part.fieldname, INTEGER_FIELDS.has(part.fieldname) ? (parsePlainInteger(part.value) ?? part.value) : part.value);
         continue;
       }
       const file = { data: await part.toBuffer(), mediaType: part.mimetype };
       totalBytes += file.data.length;
       if (totalBytes > limits.maxTotalBytes) return fail(ErrorCode.BODY_TOO_LARGE, `The files of an edit may total at most ${limits.maxTotalBytes} bytes`);
-      if (part.fieldname === "mask") mask = file;
+      if (FILE_PARTS.get(part.fieldname) === "mask") mask = file;
       else images.push(file);
     }
   } catch (error) {
@@ -68,8 +65,9 @@ export async function readEditUpload(request: FastifyRequest, limits: EditUpload
 
 function checkFilePart(name: string, imageCount: number, hasMask: boolean, limits: EditUploadLimits): UploadRead | null {
   if (!FILE_PARTS.has(name)) return fail(ErrorCode.UNKNOWN_FIELD, `Unknown file field ${quoted(name)}; an edit takes files named image (or image[]) and mask`);
-  if (name === "mask" && hasMask) return fail(ErrorCode.INVALID_FIELD, "mask is sent twice; an edit takes one mask");
-  if (IMAGE_PARTS.has(name) && imageCount >= limits.maxImages) return fail(ErrorCode.INVALID_FIELD, `An edit takes at most ${limits.maxImages} images`);
+  const role = FILE_PARTS.get(name);
+  if (role === "mask" && hasMask) return fail(ErrorCode.INVALID_FIELD, "mask is sent twice; an edit takes one mask");
+  if (role === "image" && imageCount >= limits.maxImages) return fail(ErrorCode.INVALID_FIELD, `An edit takes at most ${limits.maxImages} images`);
   return null;
 }
 

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ErrorCode, ResponseFormat, type CreateImageRequest, type CreateImageResponseSchema, type Refusal } from "@orvado/proto";
 import { IDEMPOTENCY_KEY_TTL_MS, refusal, type Logger } from "@orvado/core";
+import { DEFAULT_IMAGE_COUNT, DEFAULT_SIZE, GENERATION_FIELDS } from "@orvado/core/image-request";
 import type { Db } from "@orvado/db";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { lookupJob, type JobLookupDeps, type JobState } from "./job-lookup.ts";
@@ -33,12 +34,12 @@ export function requestFingerprint(req: CreateImageRequest): string {
   const canonical = [
     req.model,
     req.prompt,
-    (req.size ?? "1024x1024").trim().toLowerCase(),
+    (req.size ?? DEFAULT_SIZE).trim().toLowerCase(),
     req.quality?.trim().toLowerCase() ?? null,
     req.responseFormat === ResponseFormat.B64_JSON ? "b64_json" : "url",
-    req.n ?? 1,
+    req.n ?? DEFAULT_IMAGE_COUNT,
     req.user,
-    req.outputFormat || "png",
+    req.outputFormat || GENERATION_FIELDS.output_format.default,
     req.outputCompression ?? null,
     req.background ?? null,
     req.moderation ?? null,

@@ -1,5 +1,6 @@
 import { withImageWork } from "./image-library.ts";
-import type { OutputFormat, OutputSpec } from "./validate.ts";
+import { DEFAULT_OUTPUT_COMPRESSION, type OutputFormat } from "@orvado/core/image-request";
+import type { OutputSpec } from "./validate.ts";
 
 // The image a client asked for (output_format, output_compression), whatever the
 // upstream returned: every provider's answer is first fitted to the requested size
@@ -18,9 +19,6 @@ export function extensionFor(contentType: string): string {
   return "png";
 }
 
-/** OpenAI's default output_compression is 100: the encoder's best quality. */
-const DEFAULT_QUALITY = 100;
-
 export interface EncodedImage {
   bytes: Buffer;
   contentType: string;
@@ -29,7 +27,7 @@ export interface EncodedImage {
 export async function encodeImage(png: Buffer, output: OutputSpec): Promise<EncodedImage> {
   const contentType = CONTENT_TYPES.get(output.format)!;
   if (output.format === "png") return { bytes: png, contentType };
-  const quality = output.compression ?? DEFAULT_QUALITY;
+  const quality = output.compression ?? DEFAULT_OUTPUT_COMPRESSION;
   const bytes = await withImageWork((sharp) => {
     const image = sharp(png).keepExif();
     // JPEG has no alpha: transparent pixels become white rather than black.

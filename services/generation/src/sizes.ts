@@ -1,10 +1,7 @@
 import { Tier } from "@orvado/proto";
+import { DEFAULT_SIZE, MAX_SIDE_PX, MIN_SIDE_PX } from "@orvado/core/image-request";
 
 // docs/api.md#sizes-and-tiers: the tier is set by the longest side; `auto` is 1K; 1k/2k/4k are squares.
-
-export const MIN_SIDE_PX = 64;
-export const MAX_SIDE_PX = 4096;
-export const DEFAULT_SIZE = "1024x1024";
 
 export interface ImageSize {
   width: number;

@@ -36,9 +36,28 @@ describe("validateImageRequest: OpenAI fields", () => {
     expect(validateImageRequest(request({ model: "mixed", outputFormat: "webp", outputCompression: 40 }), catalog, 4)).toMatchObject({ ok: true, spec: { output: { format: "webp", compression: 40 } } });
   });
 
-  it("holds a caller over RPC to the same closed sets as the edge", () => {
-    for (const fields of [{ outputFormat: "gif" }, { outputFormat: "png", outputCompression: 50 }, { outputFormat: "jpeg", outputCompression: 101 }, { background: "green" }, { moderation: "off" }, { user: "u".repeat(257) }]) {
-      expect(validateImageRequest(request({ model: "openai-only", ...fields }), catalog, 4)).toMatchObject({ ok: false, refusal: { code: ErrorCode.INVALID_FIELD } });
+  it("holds a caller over RPC to the same rules as the edge (the contract of libs/core/src/image-request)", () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ outputFormat: "gif" }, "output_format must be one of png, jpeg, webp"],
+      [{ outputFormat: "png", outputCompression: 50 }, "output_compression applies to output_format jpeg or webp only, not png"],
+      [{ outputCompression: 50 }, "output_compression applies to output_format jpeg or webp only, not png"],
+      [{ outputFormat: "jpeg", outputCompression: 101 }, "output_compression must be an integer from 0 to 100"],
+      [{ outputFormat: "jpeg", background: "transparent" }, "background transparent needs output_format png or webp; jpeg has no transparency"],
+      [{ background: "green" }, "background must be one of transparent, opaque, auto"],
+      [{ moderation: "off" }, "moderation must be one of low, auto"],
+      [{ user: "u".repeat(257) }, "user must be a string of 1 to 256 characters without control characters"],
+      [{ user: "line\nbreak" }, "user must be a string of 1 to 256 characters without control characters"],
+      [{ quality: "ultra" }, "quality must be one of low, medium, high, xhigh, max, auto"],
+      [{ n: 5 }, "n must be an integer from 1 to 4; got 5"],
+      [{ prompt: "x".repeat(32_001) }, "prompt is longer than 32000 characters"],
+    ];
+    for (const [fields, message] of cases) {
+      expect(validateImageRequest(request({ model: "openai-only", ...fields }), catalog, 4), JSON.stringify(fields).slice(0, 80)).toMatchObject({ ok: false, refusal: { code: ErrorCode.INVALID_FIELD, message } });
     }
+    expect(validateImageRequest(request({ model: "openai-only", prompt: " \n" }), catalog, 4)).toMatchObject({ ok: false, refusal: { code: ErrorCode.MISSING_FIELD, message: "prompt must not be empty" } });
+  });
+
+  it("reads quality in any case and passes it on in lower case, and an absent n as 1", () => {
+    expect(validateImageRequest(request({ model: "openai-only", quality: "HIGH" }), catalog, 4)).toMatchObject({ ok: true, spec: { quality: "high", n: 1 } });
   });
 });

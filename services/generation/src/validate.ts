@@ -4,19 +4,12 @@ import type { Tier } from "@orvado/proto";
 import type { Catalog, CatalogModel } from "./catalog.ts";
 import { parseSize, tierForSize, type ImageSize } from "./sizes.ts";
 import { channelCanEdit } from "./providers/edit-support.ts";
+import { checkCatalogField, checkFieldValues, checkImageCount, GENERATION_FIELDS, type FieldFailure, type OutputFormat } from "@orvado/core/image-request";
 import type { EditInputs } from "./edit-inputs.ts";
 
-// The catalog's rules for a request whose JSON shape the edge already checked.
-
-export const QUALITIES = ["low", "medium", "high", "xhigh", "max", "auto"] as const;
-export const MAX_PROMPT_CHARS = 32_000;
-
-/** The formats images are stored and answered in (sharp converts whatever the upstream returned). */
-export const OUTPUT_FORMATS = ["png", "jpeg", "webp"] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
-const BACKGROUNDS = ["transparent", "opaque", "auto"];
-const MODERATIONS = ["low", "auto"];
-export const MAX_USER_CHARS = 256;
+// The catalog's rules for a request whose JSON shape the edge already checked. The
+// field rules themselves (ranges, closed sets, messages) are the request's contract
+// (libs/core/src/image-request); a caller over RPC is held to them here again.
 
 /**
  * The providers that take OpenAI's background and moderation fields (docs/api.md): OpenAI's GPT
@@ -52,6 +45,7 @@ export interface JobSpec {
 export type Validation = { ok: true; spec: JobSpec } | { ok: false; refusal: Refusal };
 
 const refuse = (code: ErrorCode, message: string): { ok: false; refusal: Refusal } => ({ ok: false, refusal: refusal(code, message) as Refusal });
+const refuseWith = (failure: FieldFailure) => refuse(failure.code, failure.message);
 
 export function validateImageRequest(req: CreateImageRequest, catalog: Catalog, maxImages: number): Validation {
   const model = catalog.get(req.model);
@@ -65,10 +59,8 @@ export function validateImageRequest(req: CreateImageRequest, catalog: Catalog, 
     const editing = [...catalog.values()].filter((entry) => entry.edits).map((entry) => entry.id);
     return refuse(ErrorCode.EDITS_NOT_AVAILABLE, `The model ${model.id} does not take image edits; ${editing.length ? `models that do: ${editing.join(", ")}` : "no model here does"}`);
   }
-  if (!req.prompt.trim()) return refuse(ErrorCode.MISSING_FIELD, "prompt must not be empty");
-  if (req.prompt.length > MAX_PROMPT_CHARS) {
-    return refuse(ErrorCode.INVALID_FIELD, `prompt is longer than ${MAX_PROMPT_CHARS} characters`);
-  }
+  const prompt = checkCatalogField("prompt", req.prompt);
+  if (!prompt.ok) return refuseWith(prompt);
   const parsed = parseSize(req.size);
   if (!parsed.ok) return refuse(ErrorCode.INVALID_SIZE, parsed.message);
   const tier = tierForSize(parsed.size);
@@ -80,19 +72,16 @@ export function validateImageRequest(req: CreateImageRequest, catalog: Catalog, 
     const uploads = checkEditUploads(req, model, tier);
     if (uploads) return uploads;
   }
-  const quality = req.quality?.toLowerCase();
-  if (quality !== undefined && !(QUALITIES as readonly string[]).includes(quality)) {
-    return refuse(ErrorCode.INVALID_FIELD, `quality must be one of ${QUALITIES.join(", ")}`);
-  }
-  const n = req.n ?? 1;
-  if (n < 1 || n > maxImages) return refuse(ErrorCode.INVALID_FIELD, `n must be an integer from 1 to ${maxImages}`);
+  const quality = req.quality === undefined ? undefined : checkCatalogField("quality", req.quality);
+  if (quality && !quality.ok) return refuseWith(quality);
+  const n = checkImageCount(req.n, maxImages);
+  if (!n.ok) return refuseWith(n);
   const output = checkOutput(req);
   if (!output.ok) return output;
   for (const field of ["background", "moderation"] as const) {
     const refusal = providerSupport(model, field, req[field]);
     if (refusal) return refusal;
   }
-  if (req.user.length > MAX_USER_CHARS) return refuse(ErrorCode.INVALID_FIELD, `user must be at most ${MAX_USER_CHARS} characters`);
   return {
     ok: true,
     spec: {
@@ -100,8 +89,8 @@ export function validateImageRequest(req: CreateImageRequest, catalog: Catalog, 
       prompt: req.prompt,
       size: parsed.size,
       tier,
-      quality: model.family === "alpha" ? quality : undefined,
-      n,
+      quality: model.family === "alpha" ? quality?.value : undefined,
+      n: n.value,
       output: output.spec,
       background: req.background,
       moderation: req.moderation,
@@ -124,17 +113,18 @@ function checkEditUploads(req: CreateImageRequest, model: CatalogModel, tier: Ti
   return null;
 }
 
-/** The edge checked these already; a caller over RPC is held to the same closed sets. */
+/** The edge checked these already; a caller over RPC is held to the same rules ("" is how the wire says absent). */
 function checkOutput(req: CreateImageRequest): { ok: true; spec: OutputSpec } | { ok: false; refusal: Refusal } {
-  const format = (req.outputFormat || "png") as OutputFormat;
-  if (!OUTPUT_FORMATS.includes(format)) return refuse(ErrorCode.INVALID_FIELD, `output_format must be one of ${OUTPUT_FORMATS.join(", ")}`);
-  const compression = req.outputCompression;
-  if (compression !== undefined && (compression > 100 || format === "png")) {
-    return refuse(ErrorCode.INVALID_FIELD, "output_compression must be 0 to 100, with output_format jpeg or webp");
-  }
-  if (req.background !== undefined && !BACKGROUNDS.includes(req.background)) return refuse(ErrorCode.INVALID_FIELD, `background must be one of ${BACKGROUNDS.join(", ")}`);
-  if (req.moderation !== undefined && !MODERATIONS.includes(req.moderation)) return refuse(ErrorCode.INVALID_FIELD, `moderation must be one of ${MODERATIONS.join(", ")}`);
-  return { ok: true, spec: { format, compression } };
+  const checked = checkFieldValues({
+    user: req.user || undefined,
+    output_format: req.outputFormat || undefined,
+    output_compression: req.outputCompression,
+    background: req.background,
+    moderation: req.moderation,
+  });
+  if (!checked.ok) return refuseWith(checked);
+  const format = (checked.values.output_format ?? GENERATION_FIELDS.output_format.default) as OutputFormat;
+  return { ok: true, spec: { format, compression: checked.values.output_compression as number | undefined } };
 }
 
 /**

@@ -3,7 +3,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { validate } from "@readme/openapi-parser";
 import { chromium } from "playwright-core";
 import { OPENAPI_DOCUMENT, PUBLIC_ERROR_CODES } from "@orvado/edge/openapi";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { codeText } from "@orvado/core";
+import { checkCatalogField, checkRequestFields } from "@orvado/core/image-request";
 import { startTestStack, type TestStack } from "./harness.ts";
 import { openApiProblems, openApiViolations, validatingFetch } from "./openapi-validation.ts";
 
@@ -60,6 +62,50 @@ describe("/openapi.json", () => {
     const edits = paths["/v1/images/edits"]!.post as { requestBody: { content: Record<string, unknown> }; responses: Record<string, { description: string }> };
     expect(Object.keys(edits.requestBody.content)).toEqual(["multipart/form-data"]);
     expect(edits.responses["400"]!.description).toContain("`edits_not_available`");
+  });
+});
+
+describe("the request bodies of /openapi.json", () => {
+  // Derived from the request's contract (libs/core/src/image-request): the served
+  // document refuses what the edge and generation refuse, field by field. The rules
+  // between fields (output_compression with png) are the checker's alone.
+  const bodies: Record<string, unknown>[] = [
+    {},
+    { model: "beta" },
+    { model: "beta", prompt: "" },
+    { model: "beta", prompt: "x".repeat(32_001) },
+    { model: 1, prompt: "x" },
+    { model: "beta", prompt: "x", style: "vivid" },
+    { model: "beta", prompt: "x", size: 1024 },
+    { model: "beta", prompt: "x", quality: "ultra" },
+    { model: "beta", prompt: "x", quality: "constructor" },
+    { model: "beta", prompt: "x", response_format: "png" },
+    { model: "beta", prompt: "x", n: 0 },
+    { model: "beta", prompt: "x", n: 11 },
+    { model: "beta", prompt: "x", n: 1.5 },
+    { model: "beta", prompt: "x", user: "" },
+    { model: "beta", prompt: "x", user: "u".repeat(257) },
+    { model: "beta", prompt: "x", user: "line\nbreak" },
+    { model: "beta", prompt: "x", output_format: "gif", background: "none" },
+    { model: "beta", prompt: "x", output_format: "jpeg", output_compression: 101 },
+    { model: "beta", prompt: "x", moderation: "high" },
+    { model: "beta", prompt: "x", size: null, quality: null, response_format: null, n: null, user: null, output_format: null, output_compression: null, background: null, moderation: null },
+    { model: "beta", prompt: "x", size: "2k", quality: "high", response_format: "b64_json", n: 10, user: "u".repeat(256), output_format: "webp", output_compression: 0, background: "auto", moderation: "low" },
+  ];
+  const contractAccepts = (body: Record<string, unknown>) => {
+    const checked = checkRequestFields(body);
+    if (!checked.ok) return false;
+    return checkCatalogField("prompt", body.prompt).ok && (body.quality === undefined || body.quality === null || checkCatalogField("quality", body.quality).ok);
+  };
+
+  it("accept and refuse what the contract's checks do (ajv on the document served over HTTP)", async () => {
+    const served = (await (await fetch(`${stack.edgeUrl}/openapi.json`)).json()) as object;
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    ajv.addSchema(served, "served");
+    const validate = ajv.getSchema("served#/components/schemas/ImageGenerationRequest")!;
+    const verdicts = bodies.map((body) => [JSON.stringify(body).slice(0, 60), validate(body), contractAccepts(body)]);
+    expect(verdicts.filter(([, schema, contract]) => schema !== contract)).toEqual([]);
+    expect(verdicts.filter(([, schema]) => schema)).toHaveLength(2);
   });
 });
 

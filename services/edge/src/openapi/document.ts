@@ -1,19 +1,18 @@
 import { ErrorCode } from "@orvado/proto";
-import { codeText, httpStatusFor, IMAGE_COUNT_CEILING } from "@orvado/core";
+import { codeText, httpStatusFor } from "@orvado/core";
+import { editRequestJsonSchema, generationRequestJsonSchema } from "@orvado/core/image-request";
 
 // The OpenAPI 3.1 document of the public HTTP API, in this one file: served at
 // /openapi.json, browsable at /docs, and every response of the end-to-end suites is
 // validated against it (services/stack/src/openapi-validation.ts). docs/api.md says
-// the same in prose; the error codes and their statuses come from libs/core's one table.
-// Plain objects: the test of the document (document.test.ts) validates it as OpenAPI 3.1.
+// the same in prose; the error codes and their statuses come from libs/core's one table,
+// and the request bodies from the request's contract (libs/core/src/image-request).
+// Plain objects: services/stack/src/openapi.test.ts validates the document as OpenAPI 3.1.
 
 type Json = Record<string, unknown>;
 type Schema = Json;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-/** An optional field that may also be sent as null (null counts as absent, docs/api.md). */
-const orNull = (schema: Schema): Schema => ({ anyOf: [schema, { type: "null" }] });
-
 type Headers = Record<string, Json>;
 
 const REQUEST_ID_HEADER: Headers = {
@@ -76,21 +75,6 @@ const json = (schema: Schema, description: string, headers: Headers = {}): Json 
   content: { "application/json": { schema } },
 });
 
-/** The fields of an image call beyond the prompt, shared by generations and edits (docs/api.md). */
-const IMAGE_FIELDS: Record<string, Schema> = {
-  model: { type: "string", description: "A model id from GET /v1/models" },
-  prompt: { type: "string", minLength: 1, maxLength: 32000 },
-  size: orNull({ type: "string", description: "`<width>x<height>` (64-4096 px a side), `auto`, `1k`, `2k` or `4k`; default 1024x1024", examples: ["1024x1024", "1536x1024", "2k"] }),
-  quality: orNull({ type: "string", enum: ["low", "medium", "high", "xhigh", "max", "auto"], description: "Alpha models only; never changes the price" }),
-  response_format: orNull({ type: "string", enum: ["url", "b64_json"], default: "url" }),
-  n: orNull({ type: "integer", minimum: 1, maximum: IMAGE_COUNT_CEILING, default: 1 }),
-  user: orNull({ type: "string", minLength: 1, maxLength: 256, description: "Your id for your own end user: stored with the cost record, shown and filterable in the console's usage" }),
-  output_format: orNull({ type: "string", enum: ["png", "jpeg", "webp"], default: "png", description: "Converted with sharp whatever the provider returned" }),
-  output_compression: orNull({ type: "integer", minimum: 0, maximum: 100, description: "Encoder quality for jpeg and webp only; default 100" }),
-  background: orNull({ type: "string", enum: ["transparent", "opaque", "auto"], description: "Only for models whose every channel is an openai or openai-compatible provider; otherwise 400 invalid_field naming the model" }),
-  moderation: orNull({ type: "string", enum: ["low", "auto"], description: "As background: openai and openai-compatible providers only" }),
-};
-
 const schemas: Record<string, Schema> = {
   Error: {
     type: "object",
@@ -109,25 +93,8 @@ const schemas: Record<string, Schema> = {
       },
     },
   },
-  ImageGenerationRequest: {
-    type: "object",
-    required: ["model", "prompt"],
-    additionalProperties: false,
-    properties: IMAGE_FIELDS,
-  },
-  ImageEditRequest: {
-    type: "object",
-    required: ["image", "prompt"],
-    properties: {
-      image: {
-        description: "The image to edit; several as `image[]`",
-        oneOf: [{ type: "string", contentMediaType: "application/octet-stream" }, { type: "array", items: { type: "string", contentMediaType: "application/octet-stream" } }],
-      },
-      "image[]": { type: "array", items: { type: "string", contentMediaType: "application/octet-stream" } },
-      mask: { type: "string", contentMediaType: "application/octet-stream", description: "Optional PNG whose transparent pixels mark where to edit" },
-      ...IMAGE_FIELDS,
-    },
-  },
+  ImageGenerationRequest: generationRequestJsonSchema(),
+  ImageEditRequest: editRequestJsonSchema(),
   ImagesResponse: {
     type: "object",
     required: ["created", "data"],

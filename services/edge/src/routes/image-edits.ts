@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ErrorCode, type GenerationService } from "@orvado/proto";
 import type { Client } from "@orvado/rpc";
 import { sendError, sendRefusal } from "../reply.ts";
-import { checkImageRequestBody } from "../image-request.ts";
+import { checkImageRequestBody } from "@orvado/core/image-request";
 import type { KeyChecker } from "../key-check.ts";
 import type { EditUploadLimits } from "../config.ts";
 import { readEditUpload } from "../edit-upload.ts";

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { GenerationService } from "@orvado/proto";
 import type { Client } from "@orvado/rpc";
 import { sendError, sendRefusal } from "../reply.ts";
-import { checkImageRequestBody } from "../image-request.ts";
+import { checkImageRequestBody } from "@orvado/core/image-request";
 import type { KeyChecker } from "../key-check.ts";
 import { idempotencyKeyOf, runImageJob } from "./image-job.ts";
 

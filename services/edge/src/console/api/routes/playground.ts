@@ -1,32 +1,22 @@
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
 import { ErrorCode, ResponseFormat } from "@orvado/proto";
 import type { ConsoleApiDeps } from "../deps.ts";
-import { parseInput, refuse } from "../errors.ts";
+import { refuse } from "../errors.ts";
 import { usageRow } from "../format.ts";
 import { playgroundKeyId } from "@orvado/core";
 import { sendRefusal } from "../../../reply.ts";
 import { sessionOf } from "../session.ts";
 import { ownCost } from "../own-cost.ts";
 import { answerItem } from "../../../images-answer.ts";
-import { checkImageRequestBody } from "../../../image-request.ts";
+import { checkImageRequestBody, type FieldName } from "@orvado/core/image-request";
 import { jobOutcomeOrUnknown } from "../../../job-outcome.ts";
 import type { PlaygroundAnswer } from "../answers.ts";
 import { publicBase } from "../../../host-header.ts";
 
-// Which fields exist, and their types; the values then pass the same edge checks as
-// POST /v1/images/generations (checkImageRequestBody: n's range), and what they mean
-// (model, size, tier) is generation's to judge.
-const Playground = z.strictObject({
-  model: z.string(),
-  prompt: z.string(),
-  size: z.string().nullish(),
-  quality: z.string().nullish(),
-  n: z.number().nullish(),
-  // The OpenAI output fields (docs/api.md); background, moderation and user are for API clients.
-  output_format: z.string().nullish(),
-  output_compression: z.number().nullish(),
-});
+// The fields the playground takes, judged by the same contract as
+// POST /v1/images/generations (libs/core/src/image-request); what they mean (model,
+// size, tier) is generation's to judge. background, moderation and user are for API clients.
+const PLAYGROUND_FIELDS: readonly FieldName[] = ["model", "prompt", "size", "quality", "n", "output_format", "output_compression"];
 
 /**
  * POST /playground: one generation as the signed-in account, under its playground
@@ -35,7 +25,7 @@ const Playground = z.strictObject({
  */
 export function playgroundRoutes(api: FastifyInstance, { generation, billing, auth, publicUrl }: ConsoleApiDeps) {
   api.post("/playground", async (request, reply) => {
-    const shape = checkImageRequestBody(parseInput(Playground, request.body));
+    const shape = checkImageRequestBody(request.body ?? {}, PLAYGROUND_FIELDS);
     if (!shape.ok) throw refuse(shape.code, shape.message);
     const { accountId, limits } = sessionOf(request).account;
     // request.id is a fresh request id (the app's genReqId), as on the images route.
