@@ -22,6 +22,13 @@ export interface AnswerGateLimits {
 }
 
 /**
+ * The gate's limits in every generation process: enough answers at once to keep a
+ * machine's cores busy storing them, and bytes that bound the memory a burst of
+ * photo-sized answers holds (docs/architecture.md#upstream-answers-in-memory).
+ */
+export const ANSWER_GATE_LIMITS: AnswerGateLimits = { answers: 64, bytes: 256 * 1024 * 1024 };
+
+/**
  * Answers smaller than this pass without a place: cheap to parse and hold, and what a
  * polling provider's status answers are, so a job polling for minutes holds no place
  * between its polls.
