@@ -43,14 +43,14 @@ export interface JobDeps {
 const refused = (value: Refusal): CreateImageReply => ({ result: { case: "refusal", value } });
 
 /**
- * The job lifecycle: validate → take a channel slot → reserve → run → store →
- * record the outcome with its billing event. A job runs to its end whatever
+ * The job lifecycle: validate → take a channel slot → reserve → write the job's
+ * 'running' row → run → store → record the outcome with its billing event. A job runs to its end whatever
  * happens to the caller's connection: a client that leaves is still charged.
  */
 // Billing answers the reservations that arrive while one of its statements runs in
 // the next statement (reserve_holds), so calls in flight cost it no connections; the
-// gate only bounds a burst's queue in billing. At 64 it held back 100 connections:
-// c=100 gave 678–895 req/s against 911–942 with no gate that low (docs/performance.md#measured-design-choices).
+// gate only bounds a burst's queue in billing, and is set well above the connections
+// a busy edge keeps open (docs/performance.md#measured-design-choices).
 const RESERVE_CALLS_IN_FLIGHT = 256;
 
 export class JobRunner {
@@ -361,12 +361,7 @@ function takeImages(outcome: { images: Buffer[] }): Buffer[] {
   return images;
 }
 
-/**
- * A job's log lines, each carrying its request id and model. No child logger is made
- * for them: a job held for the upstream's whole answer time logs nothing until it
- * ends, and pino's child() (made per request by Fastify, and per job here) was
- * about 0.6% of the one-process stack's CPU at 100 connections.
- */
+/** A job's log lines, each carrying its request id and model. */
 function jobLog(logger: Logger, requestId: string, model: string) {
   return {
     info: (fields: Record<string, unknown>, message: string) => logger.info({ requestId, model, ...fields }, message),
