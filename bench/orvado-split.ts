@@ -53,7 +53,7 @@ export async function startSplitOrvado(options: {
         // Node flags for the service processes only (e.g. --heapsnapshot-signal=SIGUSR2 to look inside one).
         ...(process.env.BENCH_SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVICE_NODE_OPTIONS } : {}),
         ...options.env,
-        // Settings to compare, run by run (e.g. "GENERATION_ANSWERS_AT_ONCE=100000 GENERATION_ANSWER_BYTES_AT_ONCE=68719476736").
+        // Settings to compare, run by run (e.g. "GENERATION_MAX_UPSTREAM_BYTES=104857600").
         ...serviceSettings(process.env.SOAK_SERVICE_ENV),
       },
     });

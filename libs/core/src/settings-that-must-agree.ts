@@ -10,7 +10,6 @@ export const TIMING_DEFAULTS = {
   BILLING_SWEEP_INTERVAL_MS: 30_000,
   GENERATION_JOB_TIMEOUT_MS: 600_000,
   GENERATION_ORPHAN_GRACE_MS: 60_000,
-  GENERATION_ORPHAN_SWEEP_INTERVAL_MS: 30_000,
 } as const;
 
 /** How long an Idempotency-Key is kept (generation's idempotency.ts); fixed, not configurable. */

@@ -9,9 +9,8 @@
  * until its images are stored (docs/architecture.md#upstream-answers-in-memory).
  *
  * Why: answers that come back faster than the machine stores them (a hundred
- * 35-MB photos, or the soak's 10,000 held jobs) were each read, decoded as text,
- * parsed and decoded from base64 as they came, all at once: 2.2 GB for 100
- * connections of 4096² b64_json against 0.75 GB through the gate
+ * photo-sized answers, or thousands of held jobs answered together) were each read,
+ * decoded as text, parsed and decoded from base64 as they came, all at once
  * (docs/performance.md#the-answer-gate).
  */
 export interface AnswerGateLimits {
@@ -20,6 +19,13 @@ export interface AnswerGateLimits {
   /** Their bytes at once; one answer larger than this is admitted alone. */
   bytes: number;
 }
+
+/**
+ * The gate's limits in every generation process: enough answers at once to keep a
+ * machine's cores busy storing them, and bytes that bound the memory a burst of
+ * photo-sized answers holds (docs/architecture.md#upstream-answers-in-memory).
+ */
+export const ANSWER_GATE_LIMITS: AnswerGateLimits = { answers: 64, bytes: 256 * 1024 * 1024 };
 
 /**
  * Answers smaller than this pass without a place: cheap to parse and hold, and what a
@@ -36,9 +42,8 @@ export interface HeldBackReader {
 
 /**
  * Answers waiting for a place at which the connections still waiting for theirs stop reading,
- * until the line is empty. In the soak (10,000 held jobs whose answers come back within 20 s)
- * answers read and waiting had taken generation's peak to 606–663 MiB in some runs against 525–552
- * with it (docs/performance.md#what-happens-at-the-peak).
+ * until the line is empty: otherwise answers read and waiting raise the process's peak memory
+ * when thousands of held jobs are answered together (docs/performance.md#what-happens-at-the-peak).
  */
 export const HOLD_BACK_AT = 64;
 

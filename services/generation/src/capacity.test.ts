@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Tier } from "@orvado/proto";
 import { createLogger } from "@orvado/core";
 import { parseCatalog } from "./catalog.ts";
-import { ChannelPool, type ChannelPoolOptions, type ChannelSlot, type SlotAnswer, type SlotHandOff } from "./capacity.ts";
+import { ChannelPool, type ChannelPoolOptions, type SlotAnswer } from "./capacity.ts";
 import { openGenerationTestDb, twoChannelCatalog } from "./test-support.ts";
 import { countingStatements } from "@orvado/testkit";
 
@@ -200,28 +200,6 @@ describe("jobs asking at once", () => {
     expect(channels.sort()).toEqual(["backup", "full", "main"]);
   });
 
-  it("says a channel is likely free only after a take that left room, and not once it is nearly full or open", async () => {
-    const roomy = parseCatalog({ models: [{ id: "m", family: "alpha", tiers: ["1K"], channels: [{ name: "c", provider: "openai", upstreamModel: "m", apiKeyEnv: "K", capacity: 4, priority: 1 }] }] });
-    const model = roomy.get("m")!;
-    const a = new ChannelPool(roomy, database.db, { failureThreshold: 1, cooldownMs: 60_000, readKey: () => "k", leaseTtlMs: 30_000, leaseRenewMs: 10_000, logger });
-    const none = new Set<string>();
-    // Nothing known yet: the first job asks for its slot first.
-    expect(a.likelyFree(model, Tier.TIER_1K, none)).toBe(false);
-    const first = slotOf(await a.take(model, Tier.TIER_1K));
-    expect(a.likelyFree(model, Tier.TIER_1K, none)).toBe(true);
-    slotOf(await a.take(model, Tier.TIER_1K));
-    expect(a.likelyFree(model, Tier.TIER_1K, none)).toBe(true);
-    slotOf(await a.take(model, Tier.TIER_1K));
-    // One slot left: the next job could lose it to another, so it asks first.
-    expect(a.likelyFree(model, Tier.TIER_1K, none)).toBe(false);
-    first.failed();
-    await first.release();
-    expect(await a.take(model, Tier.TIER_1K)).toMatchObject({ ok: false, reason: "unhealthy" });
-    expect(a.likelyFree(model, Tier.TIER_1K, none)).toBe(false);
-    // Channels counted per process (the sandbox) gain nothing from asking at once.
-    expect(a.likelyFree(beta, Tier.TIER_1K, none)).toBe(false);
-  });
-
   it("hands a succeeded slot to the job's success statement: handedOff frees it here, and release() then does nothing", async () => {
     const { db: counting, statements } = countingStatements(database.db);
     const a = pool({}, counting);
@@ -242,122 +220,20 @@ describe("jobs asking at once", () => {
   });
 });
 
-describe("slots kept between jobs (kept-slots.ts)", () => {
-  // A channel large enough to keep slots: 64 (kept-slots.ts keeps none under 16).
-  const wide = parseCatalog({
-    models: [
-      {
-        id: "wide",
-        family: "beta",
-        tiers: ["1K"],
-        channels: [
-          { name: "main", provider: "openai-compatible", upstreamModel: "m", baseUrl: "http://127.0.0.1:1/v1", capacity: 64, priority: 1 },
-          { name: "backup", provider: "openai-compatible", upstreamModel: "m", baseUrl: "http://127.0.0.1:1/v1", capacity: 64, priority: 2 },
-        ],
-      },
-    ],
-  });
-  const model = wide.get("wide")!;
-  const widePool = (db = database.db, options: Partial<ChannelPoolOptions> = {}) =>
-    new ChannelPool(wide, db, { failureThreshold: 2, cooldownMs: 60_000, readKey: () => "k", leaseTtlMs: 30_000, leaseRenewMs: 10_000, logger, ...options });
-  const slotRows = async () =>
-    (await database.db.query<{ slot_id: string }>("SELECT slot_id FROM generation.channel_slots WHERE channel_key = 'wide/main' ORDER BY slot_id")).rows.map((row) => row.slot_id);
-  /** What a job's success does with its slot: the statement (job-store.ts) deletes it unless kept, then handedOff(). */
-  async function succeed(slot: ChannelSlot): Promise<SlotHandOff> {
-    slot.succeeded();
-    const handOff = slot.handOff()!;
-    if (!handOff.kept) await database.db.query("DELETE FROM generation.channel_slots WHERE slot_id = $1", [handOff.slotId]);
-    slot.handedOff();
-    return handOff;
-  }
-
-  it("hands the next job on the channel the slot of a call that succeeded, with no statement: the same row, counted once", async () => {
+describe("a slot per job", () => {
+  it("takes a slot for each job and frees it when the job ends: the next job takes its own, in its own statement", async () => {
     const { db: counting, statements } = countingStatements(database.db);
-    const a = widePool(counting);
-    const first = slotOf(await a.take(model, Tier.TIER_1K));
-    expect(statements()).toBe(1);
-    const handOff = await succeed(first);
-    expect(handOff.kept).toBe(true);
-    expect(a.capacities.get("wide/main")!.inUse).toBe(0);
-    // The next job may ask for its slot and its hold at once: the slot is here.
-    expect(a.likelyFree(model, Tier.TIER_1K, new Set())).toBe(true);
-    const second = slotOf(await a.take(model, Tier.TIER_1K));
-    expect(statements()).toBe(1);
-    expect(second.channel.name).toBe("main");
-    expect(a.capacities.get("wide/main")!.inUse).toBe(1);
-    expect(await slotRows()).toEqual([handOff.slotId]);
-    // One kept slot serves one job: a job asking meanwhile takes its own.
-    const third = slotOf(await a.take(model, Tier.TIER_1K));
-    expect(statements()).toBe(2);
-    expect((await slotRows()).length).toBe(2);
-    // Every replica counts the kept slot as taken.
-    expect((await widePool().health()).get("wide/main")!.inUse).toBe(2);
-    await second.release();
-    await third.release();
-    expect(await slotRows()).toEqual([]);
-    await a.close();
-  });
-
-  it("gives a kept slot back once its take is a second old, whether or not a job asks", async () => {
-    const { db: counting, statements } = countingStatements(database.db);
-    const a = widePool(counting);
-    await succeed(slotOf(await a.take(model, Tier.TIER_1K)));
-    expect((await slotRows()).length).toBe(1);
-    const deadline = Date.now() + 5_000;
-    while ((await slotRows()).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(await slotRows()).toEqual([]);
+    const a = pool({}, counting);
+    const first = slotOf(await a.take(flare, Tier.TIER_1K));
+    first.succeeded();
+    await first.release();
+    expect((await a.health()).get("alpha-2.5-flare/main")!.inUse).toBe(0);
     const before = statements();
-    const next = slotOf(await a.take(model, Tier.TIER_1K));
+    const second = slotOf(await a.take(flare, Tier.TIER_1K));
     expect(statements()).toBe(before + 1);
-    await next.release();
-    await a.close();
-  });
-
-  it("gives back a channel's kept slots when a call on it fails, so the next job's take consults the breaker", async () => {
-    const a = widePool(database.db, { failureThreshold: 1 });
-    const [ok, failing] = [slotOf(await a.take(model, Tier.TIER_1K)), slotOf(await a.take(model, Tier.TIER_1K))];
-    await succeed(ok);
-    failing.failed();
-    await failing.release();
-    await a.close();
-    expect(await slotRows()).toEqual([]);
-    // The breaker is open: the job goes to the backup channel, not to a kept slot on main.
-    const next = slotOf(await a.take(model, Tier.TIER_1K));
-    expect(next.channel.name).toBe("backup");
-    await next.release();
-  });
-
-  it("keeps none on a channel under 16 slots, when the take left less than a quarter of the channel free, or with keeping turned off", async () => {
-    const small = slotOf(await pool().take(flare, Tier.TIER_1K));
-    small.succeeded();
-    expect(small.handOff()!.kept).toBe(false);
-    await small.release();
-    // Another replica holds 50 of main's 64: the take leaves 13 free.
-    await database.db.query(
-      "INSERT INTO generation.channel_slots (slot_id, channel_key, holder, expires_at) SELECT 'other-' || n, 'wide/main', 'other', now() + interval '1 minute' FROM generate_series(1, 50) AS n",
-    );
-    const a = widePool();
-    const crowded = slotOf(await a.take(model, Tier.TIER_1K));
-    expect(crowded.channel.name).toBe("main");
-    expect((await succeed(crowded)).kept).toBe(false);
-    expect(a.likelyFree(model, Tier.TIER_1K, new Set())).toBe(true);
-    expect((await slotRows()).length).toBe(50);
-    await a.close();
-    // GENERATION_KEPT_SLOT_MAX_AGE_MS=0: none kept, however much room.
-    await database.db.query("DELETE FROM generation.channel_slots");
-    const off = widePool(database.db, { keptSlotMaxAgeMs: 0 });
-    const roomy = slotOf(await off.take(model, Tier.TIER_1K));
-    expect((await succeed(roomy)).kept).toBe(false);
-    await off.close();
-  });
-
-  it("gives back every kept slot at close", async () => {
-    const a = widePool();
-    const slots = [slotOf(await a.take(model, Tier.TIER_1K)), slotOf(await a.take(model, Tier.TIER_1K))];
-    for (const slot of slots) expect((await succeed(slot)).kept).toBe(true);
-    expect((await slotRows()).length).toBe(2);
-    await a.close();
-    expect(await slotRows()).toEqual([]);
+    expect(second.channel.name).toBe("main");
+    expect((await pool().health()).get("alpha-2.5-flare/main")!.inUse).toBe(1);
+    await second.release();
+    expect((await a.health()).get("alpha-2.5-flare/main")!.inUse).toBe(0);
   });
 });
-

@@ -4,8 +4,7 @@ import type { Tier } from "@orvado/proto";
 import { SharedCalls, type Logger } from "@orvado/core";
 import type { Db } from "@orvado/db";
 import { channelKey, resolveChannelKeys, type Catalog, type CatalogModel, type ChannelConfig } from "./catalog.ts";
-import { readSharedStates, releaseKeptSlots, releaseSharedSlot, renewSharedSlots, takeSharedSlots, type BreakerSettings, type BreakerState, type CallOutcome, type SharedTake } from "./channel-slots.ts";
-import { KeptSlots, type TakenSlot } from "./kept-slots.ts";
+import { readSharedStates, releaseSharedSlot, renewSharedSlots, takeSharedSlots, type BreakerSettings, type BreakerState, type CallOutcome, type SharedTake } from "./channel-slots.ts";
 
 // Per-channel concurrency: a slot is taken before anything is reserved, so a
 // request refused for capacity holds and charges nothing.
@@ -16,7 +15,7 @@ import { KeptSlots, type TakenSlot } from "./kept-slots.ts";
 // a provider's concurrency quota counts. The sandbox renders inside each
 // process, on that process's CPU, so its capacity is counted per process.
 
-/** A counter of slots in this process's jobs: the sandbox's limit, and the metrics' count of shared slots its running jobs hold (idle kept slots are not counted). */
+/** A counter of slots in this process's jobs: the sandbox's limit, and the metrics' count of shared slots its running jobs hold. */
 export class ChannelCapacity {
   #inUse = 0;
   constructor(readonly limit: number) {}
@@ -56,12 +55,11 @@ export interface ChannelSlot {
   release(): Promise<void>;
   /**
    * A shared slot whose call succeeded: what the job's success statement deletes, so that
-   * the slot goes back in that statement instead of one of its own (job-store.ts), or, when
-   * `kept`, leaves taken for this process's next job on the channel (kept-slots.ts); null
+   * the slot goes back in that statement instead of one of its own (job-store.ts); null
    * when the slot must be released on its own.
    */
   handOff(): SlotHandOff | null;
-  /** The statement that carried handOff() committed: the job no longer holds the slot (free, or kept idle), and release() does nothing more. */
+  /** The statement that carried handOff() committed: the job no longer holds the slot, and release() does nothing more. */
   handedOff(): void;
 }
 
@@ -69,8 +67,6 @@ export interface ChannelSlot {
 export interface SlotHandOff {
   slotId: string;
   channelKey: string;
-  /** The slot stays taken for this process's next job on the channel (kept-slots.ts): the statement closes the breaker but keeps the row. */
-  kept: boolean;
 }
 
 export type SlotAnswer = { ok: true; slot: ChannelSlot } | { ok: false; reason: "full" | "unhealthy"; retryAfterSeconds: number };
@@ -92,8 +88,6 @@ export interface ChannelPoolOptions extends BreakerSettings {
   leaseTtlMs: number;
   /** How often this process renews every lease it holds, in one statement. */
   leaseRenewMs: number;
-  /** How long after its take a slot whose call succeeded may serve this process's next job (kept-slots.ts); 0 keeps none. */
-  keptSlotMaxAgeMs?: number;
   logger: Logger;
 }
 
@@ -101,13 +95,6 @@ const isShared = (channel: ChannelConfig) => channel.provider !== "sandbox";
 
 /** The channels of a run asked about together, as one key. */
 const runKeyOf = (model: CatalogModel, run: ChannelConfig[]) => run.map((channel) => channelKey(model.id, channel.name)).join("\n");
-
-/**
- * Free slots the last take must have left for the next job to ask for its slot and its
- * hold at once: with fewer, another job may well take the last one meanwhile, and a
- * hold made for a job refused for capacity costs billing a hold and its release.
- */
-const LIKELY_FREE_ROOM = 2;
 
 /**
  * Every channel of the catalog with its capacity, its circuit breaker and its key. Channels
@@ -129,12 +116,6 @@ export class ChannelPool {
    * and counts its slots once for all of them.
    */
   readonly #takes = new Map<string, SharedCalls<string, SharedTake>>();
-  /** Per run of channels: the free slots the last take there left (0 after a refusal), for likelyFree. */
-  readonly #roomLeft = new Map<string, number>();
-  /** Slots whose calls succeeded, kept for the next job on their channel (kept-slots.ts). */
-  readonly #kept: KeptSlots;
-  /** Kept slots being given back, awaited by close(). */
-  readonly #givingBack = new Set<Promise<void>>();
 
   constructor(
     private readonly catalog: Catalog,
@@ -142,7 +123,6 @@ export class ChannelPool {
     private readonly options: ChannelPoolOptions,
   ) {
     this.#keys = resolveChannelKeys(catalog, options.readKey);
-    this.#kept = new KeptSlots((slots) => this.#giveBackKept(slots), options.keptSlotMaxAgeMs);
     for (const model of catalog.values()) {
       for (const channel of model.channels) this.capacities.set(channelKey(model.id, channel.name), new ChannelCapacity(channel.capacity));
     }
@@ -155,8 +135,6 @@ export class ChannelPool {
    */
   async take(model: CatalogModel, tier: Tier, exclude: ReadonlySet<string> = new Set()): Promise<SlotAnswer> {
     const candidates = this.#candidates(model, tier, exclude);
-    const kept = this.#reuseKept(model, candidates[0]);
-    if (kept) return { ok: true, slot: kept };
     let sawFull = false;
     let soonestRetryMs = Number.POSITIVE_INFINITY;
     for (let start = 0; start < candidates.length; ) {
@@ -178,19 +156,6 @@ export class ChannelPool {
     }
     if (sawFull || !Number.isFinite(soonestRetryMs)) return { ok: false, reason: "full", retryAfterSeconds: 60 };
     return { ok: false, reason: "unhealthy", retryAfterSeconds: Math.min(60, Math.max(1, Math.ceil(soonestRetryMs / 1000))) };
-  }
-
-  /**
-   * True when a take for this job will very likely find a slot: its channels are all
-   * shared and the last take on them left at least LIKELY_FREE_ROOM slots free. The job
-   * then asks for its slot and its billing hold at once (jobs.ts); a channel near its
-   * capacity or with its breaker open answers false, so refusals hold nothing.
-   */
-  likelyFree(model: CatalogModel, tier: Tier, exclude: ReadonlySet<string>): boolean {
-    const candidates = this.#candidates(model, tier, exclude);
-    if (candidates.length === 0 || !candidates.every(isShared)) return false;
-    if (this.#kept.hasFresh(channelKey(model.id, candidates[0]!.name))) return true;
-    return (this.#roomLeft.get(runKeyOf(model, candidates)) ?? 0) >= LIKELY_FREE_ROOM;
   }
 
   #candidates(model: CatalogModel, tier: Tier, exclude: ReadonlySet<string>): ChannelConfig[] {
@@ -241,31 +206,18 @@ export class ChannelPool {
   async #takeShared(model: CatalogModel, run: ChannelConfig[]): Promise<SlotAnswer> {
     const slotId = randomUUID();
     const byKey = new Map(run.map((channel) => [channelKey(model.id, channel.name), channel]));
-    const runKey = runKeyOf(model, run);
-    // Before the statement: what the take learns is at least this old.
-    const asked = performance.now();
-    const taken = await this.#takesFor(runKey, byKey).call(slotId);
-    this.#roomLeft.set(runKey, taken.ok ? taken.roomLeft : 0);
+    const taken = await this.#takesFor(runKeyOf(model, run), byKey).call(slotId);
     if (!taken.ok) return { ok: false, reason: taken.reason, retryAfterSeconds: Math.ceil(taken.retryAfterMs / 1000) };
     this.#held.add(slotId);
     this.#renewWhileHeld();
-    return { ok: true, slot: this.#sharedSlot({ slotId, key: taken.channelKey, takenAt: asked, roomLeft: taken.roomLeft }, byKey.get(taken.channelKey)!) };
+    return { ok: true, slot: this.#sharedSlot(slotId, taken.channelKey, byKey.get(taken.channelKey)!) };
   }
 
-  /** A slot this process kept on the job's first channel, if one is fresh: no statement (kept-slots.ts). */
-  #reuseKept(model: CatalogModel, first: ChannelConfig | undefined): ChannelSlot | null {
-    if (!first || !isShared(first)) return null;
-    const kept = this.#kept.reuse(channelKey(model.id, first.name));
-    return kept ? this.#sharedSlot(kept, first) : null;
-  }
-
-  /** The job's handle on a shared slot, taken now or kept from an earlier job. */
-  #sharedSlot(taken: TakenSlot, channel: ChannelConfig): ChannelSlot {
-    const { slotId, key } = taken;
+  /** The job's handle on the shared slot it took. */
+  #sharedSlot(slotId: string, key: string, channel: ChannelConfig): ChannelSlot {
     const countHere = this.capacities.get(key)!.hold();
     let outcome: CallOutcome = "cancelled";
     let released: Promise<void> | undefined;
-    let kept = false;
     const pool = this;
     return {
       channel,
@@ -275,30 +227,22 @@ export class ChannelPool {
         if (outcome === "cancelled") outcome = "succeeded";
       },
       failed() {
-        if (outcome !== "cancelled") return;
-        outcome = "failed";
-        pool.#kept.failedOn(key);
+        if (outcome === "cancelled") outcome = "failed";
       },
       release() {
         if (released) return released;
-        // A place promised at handOff() whose statement then failed.
-        if (kept) pool.#kept.withdraw(key);
-        kept = false;
         released = pool.#releaseShared(slotId, key, outcome).finally(countHere);
         return released;
       },
       handOff() {
         if (outcome !== "succeeded" || released !== undefined) return null;
-        if (kept) pool.#kept.withdraw(key);
-        kept = pool.#kept.mayKeep(taken, channel.capacity);
-        return { slotId, channelKey: key, kept };
+        return { slotId, channelKey: key };
       },
       handedOff() {
         if (released) return;
         released = Promise.resolve();
         countHere();
-        if (kept) pool.#kept.keep(taken, channel.capacity);
-        else pool.#held.delete(slotId);
+        pool.#held.delete(slotId);
       },
     };
   }
@@ -323,22 +267,6 @@ export class ChannelPool {
     } catch (error) {
       this.options.logger.warn({ err: error, channel: key, outcome }, "could not release a channel slot; its lease expires by itself");
     }
-  }
-
-  /** Deletes kept slots' rows; should that fail, their leases expire by themselves within leaseTtlMs. */
-  #giveBackKept(slots: TakenSlot[]): void {
-    for (const slot of slots) this.#held.delete(slot.slotId);
-    const done = releaseKeptSlots(this.db, slots.map((slot) => slot.slotId))
-      .catch((error: unknown) => this.options.logger.warn({ err: error, slots: slots.length }, "could not give back kept channel slots; their leases expire by themselves"))
-      .finally(() => this.#givingBack.delete(done));
-    this.#givingBack.add(done);
-  }
-
-  /** Gives back every kept slot (at shutdown, once no job runs). */
-  async close(): Promise<void> {
-    const slots = this.#kept.close();
-    if (slots.length > 0) this.#giveBackKept(slots);
-    await Promise.all([...this.#givingBack]);
   }
 
   /** One timer renews every lease held here; it runs only while this process holds some. */

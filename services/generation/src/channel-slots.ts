@@ -23,8 +23,8 @@ export interface BreakerSettings {
   cooldownMs: number;
 }
 
-/** A slot taken, with the free slots its channel had left after the take; or why none was. */
-export type SharedTake = { ok: true; channelKey: string; roomLeft: number } | { ok: false; reason: "full" | "unhealthy"; retryAfterMs: number };
+/** A slot taken, or why none was. */
+export type SharedTake = { ok: true; channelKey: string } | { ok: false; reason: "full" | "unhealthy"; retryAfterMs: number };
 
 /**
  * Takes a slot for each of `slotIds` (jobs asking at the same moment) on the first of `channels`
@@ -34,7 +34,7 @@ export async function takeSharedSlots(
   db: Db,
   take: { slotIds: string[]; holder: string; channels: { key: string; capacity: number }[]; failureThreshold: number; leaseTtlMs: number },
 ): Promise<SharedTake[]> {
-  const { rows } = await db.query<{ slot_id: string; channel_key: string | null; refused: "full" | "unhealthy" | null; retry_after_ms: string; room_left: number }>(
+  const { rows } = await db.query<{ slot_id: string; channel_key: string | null; refused: "full" | "unhealthy" | null; retry_after_ms: string }>(
     TAKE_CHANNEL_SLOTS,
     [take.slotIds, take.holder, take.channels.map((c) => c.key), take.channels.map((c) => c.capacity), take.failureThreshold, take.leaseTtlMs],
     { durable: false },
@@ -43,24 +43,19 @@ export async function takeSharedSlots(
   return take.slotIds.map((slotId) => {
     const row = bySlot.get(slotId);
     if (!row) throw new Error("generation.take_channel_slots gave no row for a slot");
-    if (row.channel_key !== null) return { ok: true, channelKey: row.channel_key, roomLeft: row.room_left };
+    if (row.channel_key !== null) return { ok: true, channelKey: row.channel_key };
     return { ok: false, reason: row.refused ?? "full", retryAfterMs: Number(row.retry_after_ms) };
   });
 }
 
 const TAKE_CHANNEL_SLOTS = prepareStatement(
-  "SELECT slot_id, channel_key, refused, retry_after_ms, room_left FROM generation.take_channel_slots($1::text[], $2, $3::text[], $4::int[], $5::int, $6::bigint)",
+  "SELECT slot_id, channel_key, refused, retry_after_ms FROM generation.take_channel_slots($1::text[], $2, $3::text[], $4::int[], $5::int, $6::bigint)",
 );
 
 export async function releaseSharedSlot(db: Db, slotId: string, channelKey: string, outcome: CallOutcome, breaker: BreakerSettings): Promise<void> {
   await db.query("SELECT generation.release_channel_slot($1, $2, $3, $4::int, $5::bigint)", [slotId, channelKey, outcome, breaker.failureThreshold, breaker.cooldownMs], {
     durable: false,
   });
-}
-
-/** Deletes slots this process kept between jobs (kept-slots.ts): their last calls succeeded, so the breaker learns nothing. */
-export async function releaseKeptSlots(db: Db, slotIds: string[]): Promise<void> {
-  await db.query("DELETE FROM generation.channel_slots WHERE slot_id = ANY($1::text[])", [slotIds], { durable: false });
 }
 
 /**

@@ -2,9 +2,6 @@ import { z } from "zod";
 import { IMAGE_COUNT_CEILING, TIMING_DEFAULTS, checkSettingsAgree, flagSchema, parseEnv, portSchema, rpcTransportSchema, serviceUrlsSchema, timingsFrom } from "@orvado/core";
 import { kafkaEnvShape, kafkaSettingsFromEnv } from "@orvado/events";
 import { checkStorageEnv, storageConfigFrom, storageEnvShape } from "./storage/config.ts";
-import { KEPT_SLOT_MAX_AGE_MS } from "./kept-slots.ts";
-import { START_ROW_DELAY_MS } from "./job-starts.ts";
-import { DEFAULT_IMAGE_WORK_AT_ONCE } from "./image-library.ts";
 
 const schema = z.object({
   GENERATION_HOST: z.string().default("127.0.0.1"),
@@ -24,24 +21,11 @@ const schema = z.object({
   GENERATION_BREAKER_FAILURES: z.coerce.number().int().min(1).max(1000).default(5),
   GENERATION_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   GENERATION_CHANNEL_LEASE_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
-  GENERATION_CHANNEL_LEASE_RENEW_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
-  GENERATION_KEPT_SLOT_MAX_AGE_MS: z.coerce.number().int().min(0).max(10_000).default(KEPT_SLOT_MAX_AGE_MS),
-  GENERATION_START_ROW_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(START_ROW_DELAY_MS),
-  GENERATION_ORPHAN_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(TIMING_DEFAULTS.GENERATION_ORPHAN_SWEEP_INTERVAL_MS),
   GENERATION_ORPHAN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(TIMING_DEFAULTS.GENERATION_ORPHAN_GRACE_MS),
   GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS: z.coerce.number().int().min(0).max(100_000).default(32),
   GENERATION_MAX_UPSTREAM_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(50 * 1024 * 1024),
-  GENERATION_ANSWERS_AT_ONCE: z.coerce.number().int().min(1).max(100_000).default(64),
-  GENERATION_ANSWER_BYTES_AT_ONCE: z.coerce.number().int().min(1024 * 1024).max(64 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
-  GENERATION_IMAGE_WORK_AT_ONCE: z.coerce.number().int().min(1).max(1024).default(DEFAULT_IMAGE_WORK_AT_ONCE),
 })
   .superRefine(checkStorageEnv)
-  .superRefine((env, ctx) => {
-    // Two renewals fit in a lease, so one late or failed renewal does not free a running job's slot.
-    if (env.GENERATION_CHANNEL_LEASE_RENEW_MS * 2 > env.GENERATION_CHANNEL_LEASE_TTL_MS) {
-      ctx.addIssue({ code: "custom", path: ["GENERATION_CHANNEL_LEASE_RENEW_MS"], message: "must be at most half of GENERATION_CHANNEL_LEASE_TTL_MS" });
-    }
-  })
   .transform((env) => ({
     host: env.GENERATION_HOST,
     port: env.GENERATION_PORT,
@@ -56,8 +40,6 @@ const schema = z.object({
     imageDir: env.GENERATION_IMAGE_DIR,
     /** Local disk or an S3-compatible bucket (storage/config.ts). */
     storage: storageConfigFrom(env),
-    /** How often files whose links expired are deleted (file-sweeper.ts). */
-    sweepIntervalMs: env.GENERATION_SWEEP_INTERVAL_MS,
     urlTtlSeconds: env.GENERATION_URL_TTL_SECONDS,
     /** A job is given up after 10 minutes at most (docs/api.md#how-long-a-call-takes). */
     jobTimeoutMs: env.GENERATION_JOB_TIMEOUT_MS,
@@ -71,20 +53,12 @@ const schema = z.object({
     breakerCooldownMs: env.GENERATION_BREAKER_COOLDOWN_MS,
     /** A channel slot's lease: a replica killed with -9 frees its slots at most this long after (capacity.ts). */
     channelLeaseTtlMs: env.GENERATION_CHANNEL_LEASE_TTL_MS,
-    /** How often a replica renews the leases of the channel slots it holds, in one statement. */
-    channelLeaseRenewMs: env.GENERATION_CHANNEL_LEASE_RENEW_MS,
-    /** How long after its take a succeeded job's slot may serve this replica's next job on the channel; 0 keeps none (kept-slots.ts). */
-    keptSlotMaxAgeMs: env.GENERATION_KEPT_SLOT_MAX_AGE_MS,
-    /** How long a job runs before its start row is written; a job that ends sooner writes its row with its outcome; 0 writes it at once (job-starts.ts). */
-    startRowDelayMs: env.GENERATION_START_ROW_DELAY_MS,
+    /** How often a replica renews the leases of the channel slots it holds, in one statement: three times a lease, so one late or failed renewal does not free a running job's slot. */
+    channelLeaseRenewMs: Math.floor(env.GENERATION_CHANNEL_LEASE_TTL_MS / 3),
     /** Largest upstream answer (JSON or image download) read, in bytes. */
     maxUpstreamBytes: env.GENERATION_MAX_UPSTREAM_BYTES,
-    /** Upstream answers between their arrival and their stored images at once, and their bytes (answer-gate.ts). */
-    answerGate: { answers: env.GENERATION_ANSWERS_AT_ONCE, bytes: env.GENERATION_ANSWER_BYTES_AT_ONCE },
-    /** Whole images decoded and encoded by sharp at once in this process: resized or converted (image-library.ts). */
-    imageWorkAtOnce: env.GENERATION_IMAGE_WORK_AT_ONCE,
-    /** How often jobs lost with a stopped process are failed (orphan-jobs.ts). */
-    orphanSweepIntervalMs: env.GENERATION_ORPHAN_SWEEP_INTERVAL_MS,
+    /** How often jobs lost with a stopped process are failed (orphan-jobs.ts): every half grace, at most 30 s apart, so the sweep adds at most half a grace to a lost job's end. */
+    orphanSweepIntervalMs: Math.max(100, Math.min(30_000, Math.floor(env.GENERATION_ORPHAN_GRACE_MS / 2))),
     /** Added to the job time limit before a 'running' job counts as lost. */
     orphanGraceMs: env.GENERATION_ORPHAN_GRACE_MS,
     /** Jobs one account may run at once unless auth gives it a limit of its own; 0 = no limit (account-admission.ts). */
@@ -108,7 +82,6 @@ export function loadGenerationConfig(env: NodeJS.ProcessEnv = process.env): Gene
       {
         GENERATION_JOB_TIMEOUT_MS: config.jobTimeoutMs,
         GENERATION_ORPHAN_GRACE_MS: config.orphanGraceMs,
-        GENERATION_ORPHAN_SWEEP_INTERVAL_MS: config.orphanSweepIntervalMs,
       },
       env,
     ),

@@ -10,6 +10,8 @@ import type { ImageStore } from "./storage/store.ts";
 // are pruned on the same beat. Deleting is idempotent, so replicas may overlap.
 
 const BATCH = 200;
+/** How often each replica sweeps: links live for hours, so a minute late costs a minute of storage. */
+export const FILE_SWEEP_INTERVAL_MS = 60_000;
 
 export interface SweepResult {
   imagesDeleted: number;

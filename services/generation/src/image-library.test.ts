@@ -1,12 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import sharp from "sharp";
-import { DEFAULT_IMAGE_WORK_AT_ONCE, loadSharp, setImageWorkAtOnce, withImageWork } from "./image-library.ts";
+import { IMAGE_WORK_AT_ONCE, loadSharp, withImageWork } from "./image-library.ts";
 import { encodeImage } from "./output-format.ts";
 import { fitToSize } from "./providers/fit.ts";
 
-// In process, no transport: the places for whole-image work and sharp's settings.
-
-afterEach(() => setImageWorkAtOnce(DEFAULT_IMAGE_WORK_AT_ONCE));
+// In process, no transport: the places for whole-image work (one per core) and sharp's settings.
 
 /** A place taken until release() is called: what another image's work looks like from outside. */
 function heldPlace() {
@@ -16,18 +14,24 @@ function heldPlace() {
   return { started, release };
 }
 
+/** Every place taken, as by other images' work, until release(). */
+async function everyPlaceHeld() {
+  const places = Array.from({ length: IMAGE_WORK_AT_ONCE }, heldPlace);
+  await Promise.all(places.map((place) => place.started));
+  return { release: () => places.forEach((place) => place.release()) };
+}
+
 /** Whether the promise settled within a few turns of the event loop and a short wait. */
 async function settlesSoon(promise: Promise<unknown>, ms = 300): Promise<boolean> {
   return Promise.race([promise.then(() => true, () => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
 }
 
 describe("withImageWork", () => {
-  it("runs at most the set number of works at once, the rest in order as places free", async () => {
-    setImageWorkAtOnce(2);
+  it("runs at most one work per core at once, the rest in order as places free", async () => {
     let running = 0;
     let most = 0;
     const order: number[] = [];
-    const works = Array.from({ length: 6 }, (_, index) =>
+    const works = Array.from({ length: 3 * IMAGE_WORK_AT_ONCE }, (_, index) =>
       withImageWork(async () => {
         running += 1;
         most = Math.max(most, running);
@@ -37,21 +41,19 @@ describe("withImageWork", () => {
       }),
     );
     await Promise.all(works);
-    expect(most).toBe(2);
-    expect(order).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(most).toBe(IMAGE_WORK_AT_ONCE);
+    expect(order).toEqual(works.map((_, index) => index));
   });
 
   it("gives the place back when the work fails", async () => {
-    setImageWorkAtOnce(1);
-    await expect(withImageWork(async () => Promise.reject(new Error("bad image")))).rejects.toThrow("bad image");
+    const failures = Array.from({ length: IMAGE_WORK_AT_ONCE }, () => withImageWork(async () => Promise.reject(new Error("bad image"))));
+    for (const failure of failures) await expect(failure).rejects.toThrow("bad image");
     expect(await settlesSoon(withImageWork(async () => "next"))).toBe(true);
   });
 
   it("is what encodeImage and fitToSize wait for when every place is taken", async () => {
-    setImageWorkAtOnce(1);
     const png = await sharp({ create: { width: 40, height: 30, channels: 3, background: "#336699" } }).png().toBuffer();
-    const held = heldPlace();
-    await held.started;
+    const held = await everyPlaceHeld();
     const webp = encodeImage(png, { format: "webp", compression: undefined });
     const resized = fitToSize(png, 20, 15);
     expect(await settlesSoon(webp)).toBe(false);
@@ -62,10 +64,8 @@ describe("withImageWork", () => {
   });
 
   it("does not hold back a PNG of the asked size, which is never decoded", async () => {
-    setImageWorkAtOnce(1);
     const png = await sharp({ create: { width: 40, height: 30, channels: 3, background: "#336699" } }).png().toBuffer();
-    const held = heldPlace();
-    await held.started;
+    const held = await everyPlaceHeld();
     expect(await settlesSoon(fitToSize(png, 40, 30))).toBe(true);
     expect(await settlesSoon(encodeImage(png, { format: "png", compression: undefined }))).toBe(true);
     held.release();

@@ -25,15 +25,11 @@ export const loadSharp: () => Promise<typeof Sharp> = loadedOnFirstUse(() =>
 
 // Decoding a photo-sized image takes its whole pixel buffer (64 MB at 4096x4096) and
 // the encoders more, and on a machine's cores only so many run at once anyway: more
-// images at once only hold more memory while they wait for a core. By default one
-// image per core (docs/performance.md#sharp-on-the-answers-path).
-export const DEFAULT_IMAGE_WORK_AT_ONCE = availableParallelism();
-let imageWorkGate = new CallGate(DEFAULT_IMAGE_WORK_AT_ONCE);
-
-/** How many whole images this process decodes and encodes at once (GENERATION_IMAGE_WORK_AT_ONCE); set at start. */
-export function setImageWorkAtOnce(limit: number): void {
-  imageWorkGate = new CallGate(limit);
-}
+// images at once only hold more memory while they wait for a core. So one image per
+// core (docs/performance.md#sharp-on-the-answers-path).
+/** How many whole images this process decodes and encodes at once. */
+export const IMAGE_WORK_AT_ONCE = availableParallelism();
+const imageWorkGate = new CallGate(IMAGE_WORK_AT_ONCE);
 
 /** Runs `work`, which decodes or encodes whole images with sharp, once one of the process's places for it is free. */
 export async function withImageWork<T>(work: (sharp: typeof Sharp) => Promise<T>): Promise<T> {

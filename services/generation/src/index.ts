@@ -14,9 +14,8 @@ import { JobRunner } from "./jobs.ts";
 import { generationRoutes } from "./rpc.ts";
 import { openImageStore } from "./storage/open-store.ts";
 import { GenerationMetrics } from "./metrics.ts";
-import { startFileSweeper } from "./file-sweeper.ts";
+import { FILE_SWEEP_INTERVAL_MS, startFileSweeper } from "./file-sweeper.ts";
 import { startOrphanSweeper } from "./orphan-jobs.ts";
-import { setImageWorkAtOnce } from "./image-library.ts";
 
 export type { GenerationConfig } from "./config.ts";
 export { loadGenerationConfig } from "./config.ts";
@@ -44,7 +43,6 @@ export async function startGeneration(
   const catalog = loadCatalog(config.modelsFile);
   await loadCatalogModules(catalog);
   const store = await openImageStore(config.storage);
-  setImageWorkAtOnce(config.imageWorkAtOnce);
   const metrics = new GenerationMetrics();
   const relay = startOutboxRelay({ db, schema: "generation", stream, logger });
   const billing = internalClient(BillingService, config.billingUrls, config.internalSecret, { transport: config.rpcTransport });
@@ -57,7 +55,7 @@ export async function startGeneration(
       yield { model: key.slice(0, cut), channel: key.slice(cut + 1), inUse: capacity.inUse, limit: capacity.limit };
     }
   });
-  const stopSweeper = startFileSweeper({ db, store, logger: logger.child({ component: "file-sweeper" }) }, config.sweepIntervalMs);
+  const stopSweeper = startFileSweeper({ db, store, logger: logger.child({ component: "file-sweeper" }) }, FILE_SWEEP_INTERVAL_MS);
   const stopOrphanSweeper = startOrphanSweeper({
     db,
     logger: logger.child({ component: "orphan-jobs" }),
@@ -84,8 +82,6 @@ export async function startGeneration(
       const closed = rpc.close();
       await jobs.drain();
       await closed;
-      // Once every call has ended, so that no job keeps a slot after it.
-      await jobs.close();
       await relay.flush();
       await relay.stop();
       await stopSweeper();

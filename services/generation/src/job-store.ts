@@ -1,6 +1,6 @@
 import { billingEventColumns, emitBillingEvent, type BillingEventIds } from "@orvado/events";
 import { codeText, SharedCalls, tierName } from "@orvado/core";
-import { prepareStatement, type Db, type Queryable } from "@orvado/db";
+import { prepareStatement, type Db } from "@orvado/db";
 import type { ErrorCode } from "@orvado/proto";
 import type { JobSpec } from "./validate.ts";
 import { releaseIdempotencyKey } from "./idempotency.ts";
@@ -23,23 +23,18 @@ export interface JobStart {
   spec: JobSpec;
   responseFormat: string;
   channel: string;
-  /** performance.now() at the job's start: its row's created_at is the database's clock less the job's age, whenever the row is written (job-starts.ts). */
-  startedAt: number;
 }
-
-/** Job rows as startColumns gives them ($1–$11), one per job, for the INSERTs below. */
-const START_ROWS = `unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[], $11::int[])
-            AS start (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, age_ms)`;
 
 // The hot statements are prepared (parsed once per connection): their text is
 // the same for any number of jobs, the jobs' values travel as arrays.
 const INSERT_JOB_STARTS = prepareStatement(
-  `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, created_at, status)
-     SELECT request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, now() - age_ms * interval '1 millisecond', 'running'
-       FROM ${START_ROWS}`,
+  `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, status)
+     SELECT request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, 'running'
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[])
+            AS start (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel)`,
 );
 
-/** A job row's columns as arrays, one element per job (the statements take the jobs' values as arrays). */
+/** A job row's columns as arrays, one element per job (the statement takes the jobs' values as arrays). */
 function startColumns(starts: JobStart[]): unknown[] {
   const column = <T>(pick: (start: JobStart) => T) => starts.map(pick);
   return [
@@ -53,16 +48,10 @@ function startColumns(starts: JobStart[]): unknown[] {
     column((start) => start.spec.n),
     column((start) => start.responseFormat),
     column((start) => start.channel),
-    column((start) => ageMs(start)),
   ];
 }
 
-/** How long ago the job started, in whole milliseconds (the rows take the database's clock less this). */
-function ageMs(start: JobStart): number {
-  return Math.max(0, Math.round(performance.now() - start.startedAt));
-}
-
-/** Job-start rows; those of concurrent jobs go in one INSERT (SharedCalls). Written only for jobs still running after a delay (job-starts.ts). */
+/** Each job's 'running' row, written as it starts; those of jobs starting at once go in one INSERT (SharedCalls). */
 export function jobStartWriter(db: Db): SharedCalls<JobStart, void> {
   return new SharedCalls<JobStart, void>(async (starts) => {
     await insertJobStarts(db, starts);
@@ -84,8 +73,6 @@ export interface JobSuccess {
   slot: SlotHandOff | null;
   /** The job holds a concurrent-job lease (account-admission.ts), deleted in the same statement. */
   leased: boolean;
-  /** The job's row, written by this statement, when the job ended before its start row was (job-starts.ts); null when it is written. */
-  start: JobStart | null;
 }
 
 /**
@@ -106,7 +93,7 @@ export function jobSuccessWriter(db: Db): SharedCalls<JobSuccess, Date> {
 
 const RECORD_JOB_SUCCESSES = prepareStatement(
   // now() is the transaction's start, the same instant the function writes as each job's finished_at.
-  "SELECT now() AS finished_at, generation.record_job_successes($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[], $9::text[], $10::int[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::bytea[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[], $25::int[], $26::text[], $27::text[], $28::int[])",
+  "SELECT now() AS finished_at, generation.record_job_successes($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::int[], $7::int[], $8::timestamptz[], $9::text[], $10::int[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::bytea[])",
 );
 
 async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<Date> {
@@ -123,59 +110,29 @@ async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<Date
     images.map((row) => row.image.expiresAt),
     successes.map((success) => success.ids.requestId),
     successes.map((success) => success.images.length),
-    // Kept slots stay taken for the process's next job (kept-slots.ts); their channels' breakers close all the same.
-    successes.flatMap((success) => (success.slot && !success.slot.kept ? [success.slot.slotId] : [])),
+    successes.flatMap((success) => (success.slot ? [success.slot.slotId] : [])),
     [...new Set(successes.flatMap((success) => (success.slot ? [success.slot.channelKey] : [])))],
     successes.flatMap((success) => (success.leased ? [success.ids.requestId] : [])),
     // The `completed` events' outbox rows: topic, key, event id, value.
     ...events,
-    // The rows of jobs that ended before their start rows were written.
-    ...startColumns(successes.flatMap((success) => (success.start ? [success.start] : []))),
   ]);
   return rows[0]!.finished_at;
 }
 
-/**
- * The job failed: its row becomes `failed`, or, for a job that ended before its start
- * row was written (`start` given, job-starts.ts), is written `failed`; with its
- * `failed` event in the same transaction.
- */
-export async function recordJobFailure(db: Db, ids: BillingEventIds, code: ErrorCode, message: string, shouldRetry: boolean, start: JobStart | null): Promise<void> {
+/** The job failed: its row becomes `failed`, with its `failed` event in the same transaction. */
+export async function recordJobFailure(db: Db, ids: BillingEventIds, code: ErrorCode, message: string, shouldRetry: boolean): Promise<void> {
   await db.tx(async (q) => {
-    if (start) await insertFailedJob(q, start, code, message, shouldRetry);
-    else {
-      const failed = await q.query(
-        "UPDATE generation.jobs SET status = 'failed', error_code = $2, error_message = $3, should_retry = $4, finished_at = now() WHERE request_id = $1 AND status = 'running'",
-        [ids.requestId, codeText(code), message.slice(0, 1000), shouldRetry],
-      );
-      // A success statement whose answer was lost may have committed: then this job is charged, and
-      // neither its row nor billing may hear of a failure. The caller answers job_outcome_unknown.
-      if (failed.rowCount !== 1) throw new Error(`job ${ids.requestId} is not running; its outcome may be recorded already`);
-    }
+    const failed = await q.query(
+      "UPDATE generation.jobs SET status = 'failed', error_code = $2, error_message = $3, should_retry = $4, finished_at = now() WHERE request_id = $1 AND status = 'running'",
+      [ids.requestId, codeText(code), message.slice(0, 1000), shouldRetry],
+    );
+    // A success statement whose answer was lost may have committed: then this job is charged, and
+    // neither its row nor billing may hear of a failure. The caller answers job_outcome_unknown.
+    if (failed.rowCount !== 1) throw new Error(`job ${ids.requestId} is not running; its outcome may be recorded already`);
     // A failed request frees its Idempotency-Key in the same step, so a retry runs a new job (idempotency.ts).
     await releaseIdempotencyKey(q, ids.requestId);
     await emitBillingEvent(q, "generation", ids, { case: "failed", value: { code, reason: message.slice(0, 500) } });
   });
-}
-
-/**
- * A job that has its billing hold but never ran (no channel had room for it): its row
- * is written already failed, with its `failed` event, so billing gives the hold back
- * as for any failed job, and the job lookup answers with the same refusal. `channel`
- * is empty: none was taken.
- */
-export async function recordJobNotRun(db: Db, start: JobStart, code: ErrorCode, message: string): Promise<void> {
-  await recordJobFailure(db, start.ids, code, message, true, start);
-}
-
-/** The job's whole row, already failed: its columns as startColumns gives them, for one job. */
-async function insertFailedJob(q: Queryable, start: JobStart, code: ErrorCode, message: string, shouldRetry: boolean): Promise<void> {
-  await q.query(
-    `INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, created_at, status, error_code, error_message, should_retry, finished_at)
-     SELECT request_id, account_id, key_id, model, size, tier, quality, images_requested, response_format, channel, now() - age_ms * interval '1 millisecond', 'failed', $12, $13, $14, now()
-       FROM ${START_ROWS}`,
-    [...startColumns([start]), codeText(code), message.slice(0, 1000), shouldRetry],
-  );
 }
 
 export interface ImageRow {

@@ -9,9 +9,8 @@ import type { Catalog } from "./catalog.ts";
 import { ChannelPool, type ChannelCapacity, type ChannelSlot } from "./capacity.ts";
 import { validateImageRequest, type JobSpec } from "./validate.ts";
 import { CallGate } from "./call-gate.ts";
-import { AnswerGate, type AnswerPass } from "./answer-gate.ts";
-import { jobStartWriter, jobSuccessWriter, recordJobChannel, recordJobFailure, recordJobNotRun, type JobStart, type JobSuccess, type StoredImage } from "./job-store.ts";
-import { DeferredStarts, type StartRow } from "./job-starts.ts";
+import { ANSWER_GATE_LIMITS, AnswerGate, type AnswerPass } from "./answer-gate.ts";
+import { jobStartWriter, jobSuccessWriter, recordJobChannel, recordJobFailure, type JobStart, type JobSuccess, type StoredImage } from "./job-store.ts";
 import { generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
 import type { ImageStore } from "./storage/store.ts";
 import { storedImageLink } from "./storage/signed-links.ts";
@@ -44,14 +43,14 @@ export interface JobDeps {
 const refused = (value: Refusal): CreateImageReply => ({ result: { case: "refusal", value } });
 
 /**
- * The job lifecycle: validate → take a channel slot → reserve → run → store →
- * record the outcome with its billing event. A job runs to its end whatever
+ * The job lifecycle: validate → take a channel slot → reserve → write the job's
+ * 'running' row → run → store → record the outcome with its billing event. A job runs to its end whatever
  * happens to the caller's connection: a client that leaves is still charged.
  */
 // Billing answers the reservations that arrive while one of its statements runs in
 // the next statement (reserve_holds), so calls in flight cost it no connections; the
-// gate only bounds a burst's queue in billing. At 64 it held back 100 connections:
-// c=100 gave 678–895 req/s against 911–942 with no gate that low (docs/performance.md#measured-design-choices).
+// gate only bounds a burst's queue in billing, and is set well above the connections
+// a busy edge keeps open (docs/performance.md#measured-design-choices).
 const RESERVE_CALLS_IN_FLIGHT = 256;
 
 export class JobRunner {
@@ -64,16 +63,16 @@ export class JobRunner {
   readonly #reserveGate = new CallGate(RESERVE_CALLS_IN_FLIGHT);
   /** Upstream answers between their arrival and their stored images, bounded in number and bytes (answer-gate.ts). */
   readonly answerGate: AnswerGate;
-  /** Start rows of jobs still running after a delay (job-starts.ts), and outcomes, of concurrent jobs go in one statement each (SharedCalls in @orvado/core). */
-  readonly #jobStarts: DeferredStarts;
+  /** Start rows and outcomes of concurrent jobs go in one statement each (SharedCalls in @orvado/core). */
+  readonly #jobStarts: SharedCalls<JobStart, void>;
   readonly #jobSuccesses: SharedCalls<JobSuccess, Date>;
   readonly #idempotency: IdempotentRequests;
 
   constructor(private readonly deps: JobDeps) {
     this.#idempotency = new IdempotentRequests({ ...deps, urlSigningSecret: deps.config.urlSigningSecret });
-    this.#jobStarts = new DeferredStarts(jobStartWriter(deps.db), deps.config.startRowDelayMs);
+    this.#jobStarts = jobStartWriter(deps.db);
     this.#jobSuccesses = jobSuccessWriter(deps.db);
-    this.answerGate = new AnswerGate(deps.config.answerGate);
+    this.answerGate = new AnswerGate(ANSWER_GATE_LIMITS);
     // Throws at start when a channel's key variable is missing (catalog.ts resolveChannelKeys).
     this.channels = new ChannelPool(deps.catalog, deps.db, {
       failureThreshold: deps.config.breakerFailures,
@@ -81,7 +80,6 @@ export class JobRunner {
       readKey: deps.config.readChannelKey,
       leaseTtlMs: deps.config.channelLeaseTtlMs,
       leaseRenewMs: deps.config.channelLeaseRenewMs,
-      keptSlotMaxAgeMs: deps.config.keptSlotMaxAgeMs,
       logger: deps.logger.child({ component: "channel-slots" }),
     });
     this.capacities = this.channels.capacities;
@@ -130,41 +128,22 @@ export class JobRunner {
       return admitted.reply;
     }
     const { slot } = admitted;
-    // The start row is written once the job has run for a second; a job that ends
-    // sooner writes its whole row with its outcome (job-starts.ts).
-    const start: JobStart = { ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name, startedAt: performance.now() };
-    const job = this.#run(ids, spec, req.responseFormat, slot, this.#jobStarts.begin(start), lease).finally(releaseLease);
+    const start: JobStart = { ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name };
+    const job = this.#run(start, req.responseFormat, slot, lease).finally(releaseLease);
     this.#inFlight.add(job);
     job.finally(() => this.#inFlight.delete(job)).catch(() => {});
     return job;
   }
 
   /**
-   * A channel slot and the billing hold, or the refusal. When the channel is known to
-   * have room (capacity.ts likelyFree) both are asked for at once, one round trip
-   * instead of two on the answer's path; otherwise (a channel near its capacity, or
-   * with its breaker open) the slot comes first, so a request refused for capacity
-   * holds nothing. A hold made for a job that then finds no slot is given back
-   * through the job's recorded failure (#refuseAfterHold).
+   * A channel slot, then the billing hold, or the refusal. The slot comes first, so a
+   * request refused for capacity holds nothing.
    */
   async #slotAndHold(req: CreateImageRequest, spec: JobSpec, ids: BillingEventIds): Promise<{ ok: true; slot: ChannelSlot } | { ok: false; reply: CreateImageReply }> {
-    const exclude = cannotRun(spec);
-    if (!this.channels.likelyFree(spec.model, spec.tier, exclude)) {
-      const taken = await settle(this.channels.take(spec.model, spec.tier, exclude));
-      if (!taken.ok) return { ok: false, reply: this.#notStarted(req.requestId, taken.error) };
-      if (!taken.value.ok) return { ok: false, reply: this.#noCapacity(spec, taken.value) };
-      return this.#holdFor(taken.value.slot, await settle(this.#reserve(req, spec, ids)), req.requestId);
-    }
-    // The reservation is sent first: it is the longer of the two statements.
-    const reserving = settle(this.#reserve(req, spec, ids));
-    const [taken, reservation] = await Promise.all([settle(this.channels.take(spec.model, spec.tier, exclude)), reserving]);
-    const held = reservation.ok && reservation.value.result.case === "hold";
+    const taken = await settle(this.channels.take(spec.model, spec.tier, cannotRun(spec)));
     if (!taken.ok) return { ok: false, reply: this.#notStarted(req.requestId, taken.error) };
-    if (!taken.value.ok) {
-      const reply = this.#noCapacity(spec, taken.value);
-      return { ok: false, reply: held ? await this.#refuseAfterHold(ids, spec, req.responseFormat, reply) : reply };
-    }
-    return this.#holdFor(taken.value.slot, reservation, req.requestId);
+    if (!taken.value.ok) return { ok: false, reply: this.#noCapacity(spec, taken.value) };
+    return this.#holdFor(taken.value.slot, await settle(this.#reserve(req, spec, ids)), req.requestId);
   }
 
   /** The reservation's answer for a job that has its slot: the slot goes back unless billing held the price. */
@@ -187,23 +166,6 @@ export class JobRunner {
         ? `No capacity for ${spec.model.id} at present; retry in about a minute`
         : `No healthy upstream for ${spec.model.id} at present; retry in ${taken.retryAfterSeconds} seconds`;
     return refused(refusal(ErrorCode.NO_CAPACITY, message, { retryAfterSeconds: taken.retryAfterSeconds, shouldRetry: true }) as Refusal);
-  }
-
-  /**
-   * Billing held the price but no channel had room: the job is recorded as failed with
-   * the capacity refusal, and its `failed` event makes billing give the hold back, as
-   * for any failed job (nothing is charged). Should that write fail, billing's sweeper
-   * gives the hold back when it expires.
-   */
-  async #refuseAfterHold(ids: BillingEventIds, spec: JobSpec, format: ResponseFormat, reply: CreateImageReply): Promise<CreateImageReply> {
-    const refusalValue = reply.result?.case === "refusal" ? reply.result.value : undefined;
-    try {
-      await recordJobNotRun(this.deps.db, { ids, spec, responseFormat: ResponseFormat[format] ?? "URL", channel: "", startedAt: performance.now() }, refusalValue?.code ?? ErrorCode.NO_CAPACITY, refusalValue?.message ?? "No capacity");
-      this.deps.relay.poke();
-    } catch (error) {
-      this.deps.logger.warn({ err: error, requestId: ids.requestId }, "could not record a job refused for capacity after its hold; billing's sweeper releases the hold");
-    }
-    return reply;
   }
 
   /** A lease lasts as long as a job can: the time limit plus the grace the orphan sweeper gives it. */
@@ -236,12 +198,14 @@ export class JobRunner {
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
   }
 
-  /** After drain(): gives back the channel slots kept for jobs that will not come (kept-slots.ts). */
-  async close(): Promise<void> {
-    await this.channels.close();
-  }
-
-  async #run(ids: BillingEventIds, spec: JobSpec, format: ResponseFormat, firstSlot: ChannelSlot, startRow: StartRow, lease: { held: boolean }): Promise<CreateImageReply> {
+  async #run(start: JobStart, format: ResponseFormat, firstSlot: ChannelSlot, lease: { held: boolean }): Promise<CreateImageReply> {
+    const { ids, spec } = start;
+    // The job's 'running' row, before the upstream is asked: a job that cannot be recorded is not run.
+    const written = await settle(this.#jobStarts.call(start));
+    if (!written.ok) {
+      await firstSlot.release();
+      return this.#notStarted(ids.requestId, written.error);
+    }
     const log = jobLog(this.deps.logger, ids.requestId, spec.model.id);
     const { signal, clear: clearDeadline } = jobDeadline(this.deps.config.jobTimeoutMs);
     const jobEnded = this.deps.metrics?.jobStarted(spec.model.id, firstSlot.channel.name);
@@ -250,13 +214,10 @@ export class JobRunner {
     const answerPlace = this.answerGate.pass();
     try {
       let stepStart = performance.now();
-      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, startRow, answerPlace);
+      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, answerPlace);
       this.deps.metrics?.stepTook("upstream", stepStart);
-      const row = await settle(startRow.end());
-      if (!row.ok) return this.#notStarted(ids.requestId, row.error);
-      const unwritten = row.value;
       if (!outcome.ok) metricOutcome = outcome.kind === "refused" ? "refused" : "failed";
-      if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused", unwritten);
+      if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused");
       stepStart = performance.now();
       const { resized } = outcome;
       const { stored, answers } = await this.#store(spec, takeImages(outcome), format);
@@ -267,7 +228,7 @@ export class JobRunner {
       // The slot and the lease go back in the success's own statement (job-store.ts), or the
       // slot stays taken for this process's next job on the channel (kept-slots.ts).
       const handOff = slot.handOff();
-      const finishedAt = await this.#jobSuccesses.call({ ids, images: stored, slot: handOff, leased: lease.held, start: unwritten });
+      const finishedAt = await this.#jobSuccesses.call({ ids, images: stored, slot: handOff, leased: lease.held });
       if (handOff) slot.handedOff();
       lease.held = false;
       this.deps.metrics?.stepTook("outcome", stepStart);
@@ -279,13 +240,10 @@ export class JobRunner {
       const timedOut = signal.aborted;
       metricOutcome = timedOut ? "timeout" : "failed";
       log.warn({ err: error, timedOut, channel: slot.channel.name }, "job failed");
-      // end() again after a throw past the first one (a failed store or success statement) gives the same answer.
-      const row = await settle(startRow.end());
-      if (!row.ok) return this.#notStarted(ids.requestId, row.error);
       const message = timedOut
         ? `The job did not finish within ${Math.round(this.deps.config.jobTimeoutMs / 1000)} seconds`
         : "The model failed the job";
-      return await this.#fail(ids, message, true, row.value);
+      return await this.#fail(ids, message, true);
     } finally {
       answerPlace.release();
       clearDeadline();
@@ -309,7 +267,6 @@ export class JobRunner {
     first: ChannelSlot,
     onSwitch: (slot: ChannelSlot) => void,
     log: JobLog,
-    startRow: StartRow,
     answerPlace: AnswerPass,
   ): Promise<UpstreamOutcome> {
     const tried = new Set<string>([first.key, ...cannotRun(spec)]);
@@ -342,9 +299,7 @@ export class JobRunner {
       slot = next.slot;
       tried.add(slot.key);
       onSwitch(slot);
-      // A job that could not be recorded ends in #run as not started; no need to try another channel.
-      const name = slot.channel.name;
-      if (!(await startRow.moveTo(name, () => recordJobChannel(this.deps.db, ids.requestId, name)))) return outcome;
+      await recordJobChannel(this.deps.db, ids.requestId, slot.channel.name);
     }
   }
 
@@ -361,10 +316,9 @@ export class JobRunner {
     };
   }
 
-  /** `unwritten`: the job's start, when its row is still to be written (job-starts.ts). */
-  async #fail(ids: BillingEventIds, message: string, shouldRetry: boolean, unwritten: JobStart | null): Promise<CreateImageReply> {
+  async #fail(ids: BillingEventIds, message: string, shouldRetry: boolean): Promise<CreateImageReply> {
     const recording = performance.now();
-    await recordJobFailure(this.deps.db, ids, ErrorCode.ASYNC_IMAGE_FAILED, message, shouldRetry, unwritten);
+    await recordJobFailure(this.deps.db, ids, ErrorCode.ASYNC_IMAGE_FAILED, message, shouldRetry);
     this.deps.metrics?.stepTook("outcome", recording);
     this.deps.relay.poke();
     return refused(refusal(ErrorCode.ASYNC_IMAGE_FAILED, message, { shouldRetry }) as Refusal);
@@ -407,12 +361,7 @@ function takeImages(outcome: { images: Buffer[] }): Buffer[] {
   return images;
 }
 
-/**
- * A job's log lines, each carrying its request id and model. No child logger is made
- * for them: a job held for the upstream's whole answer time logs nothing until it
- * ends, and pino's child() (made per request by Fastify, and per job here) was
- * about 0.6% of the one-process stack's CPU at 100 connections.
- */
+/** A job's log lines, each carrying its request id and model. */
 function jobLog(logger: Logger, requestId: string, model: string) {
   return {
     info: (fields: Record<string, unknown>, message: string) => logger.info({ requestId, model, ...fields }, message),

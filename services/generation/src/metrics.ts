@@ -1,6 +1,5 @@
 import { channel } from "node:diagnostics_channel";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import { metricChildren } from "@orvado/core";
 
 // Generation's Prometheus metrics, per model and channel. The registry is this
 // service's own, not prom-client's global one: the stack runs every service in
@@ -80,13 +79,6 @@ export class GenerationMetrics {
     registers: [this.registry],
   });
 
-  // Each label set's child made once (metricChildren in @orvado/core): models and channels come from the catalog.
-  readonly #requestsOf = metricChildren(this.#requests);
-  readonly #inFlightOf = metricChildren(this.#inFlight);
-  readonly #durationOf = metricChildren(this.#duration);
-  readonly #outcomesOf = metricChildren(this.#outcomes);
-  readonly #stepsOf = metricChildren(this.#steps);
-
   constructor() {
     for (const [name, help, pick] of [
       ["orvado_generation_answers_waiting", "Upstream answers arrived and not yet read, waiting for room in the answer gate (answer-gate.ts)", (reading: AnswerGateReading) => reading.waiting],
@@ -132,25 +124,23 @@ export class GenerationMetrics {
   /** Call when a job starts on a channel; call the returned function once with how it ended. */
   jobStarted(model: string, channel: string): (outcome: JobOutcome) => void {
     const labels = { model, channel };
-    const key = `${model}\n${channel}`;
-    this.#requestsOf(key, labels).inc();
-    const inFlight = this.#inFlightOf(key, labels);
-    inFlight.inc();
+    this.#requests.inc(labels);
+    this.#inFlight.inc(labels);
     const started = performance.now();
     let ended = false;
     return (outcome) => {
       if (ended) return;
       ended = true;
-      inFlight.dec();
+      this.#inFlight.dec(labels);
       const withOutcome = { model, channel, outcome };
-      this.#durationOf(`${key}\n${outcome}`, withOutcome).observe((performance.now() - started) / 1000);
-      this.#outcomesOf(`${key}\n${outcome}`, withOutcome).inc();
+      this.#duration.observe(withOutcome, (performance.now() - started) / 1000);
+      this.#outcomes.inc(withOutcome);
     };
   }
 
   /** A step that began at `startedAt` (performance.now()) has just ended. */
   stepTook(step: JobStep, startedAt: number): void {
-    this.#stepsOf(step, { step }).observe((performance.now() - startedAt) / 1000);
+    this.#steps.observe({ step }, (performance.now() - startedAt) / 1000);
     if (jobSteps.hasSubscribers) jobSteps.publish(step);
   }
 

@@ -30,7 +30,7 @@ let quota: Simulator; // alpha-2.5-flare's only channel, capacity 2
 let flaky: Simulator; // beta's first channel, whose breaker opens
 let steady: Simulator; // beta's second channel
 let roomy: Simulator; // alpha-2.5-sunburst's only channel, capacity 3
-let wide: Simulator; // beta-2-lite's only channel, capacity 64: large enough to keep slots between jobs
+let wide: Simulator; // beta-2-lite's only channel, capacity 64
 let edges: [string, string];
 let generations: [ReturnType<typeof generationClient>, ReturnType<typeof generationClient>];
 const warnings: string[] = [];
@@ -110,11 +110,8 @@ beforeAll(async () => {
       SIM_OPENAI_KEY: SIM_KEY,
       GENERATION_ALLOW_PRIVATE_UPSTREAMS: "1",
       GENERATION_CHANNEL_LEASE_TTL_MS: String(LEASE_TTL_MS),
-      GENERATION_CHANNEL_LEASE_RENEW_MS: "2000",
       GENERATION_BREAKER_FAILURES: "2",
       GENERATION_BREAKER_COOLDOWN_MS: "600000",
-      // Long enough that two jobs in a row on a slow machine still share a kept slot (only beta-2-lite's channel is large enough to keep one).
-      GENERATION_KEPT_SLOT_MAX_AGE_MS: "4000",
     },
     onLog: (service, line) => {
       if (warnings.length < 20) warnings.push(`${service}: ${line.slice(0, 300)}`);
@@ -184,55 +181,54 @@ describe("a channel's capacity across two generation replicas (processes, one Po
   });
 });
 
-// docs/architecture.md#one-request-step-by-step: a replica whose last take left room asks for the slot
-// and the billing hold at once. Replica 2 fills the channel behind replica 1's back, so
-// replica 1's next job is held, then finds no slot: 503 no_capacity, and the hold goes
-// back through the job's recorded failure.
-describe("a job refused for capacity after its hold was made", () => {
-  it("answers 503 no_capacity, records the job failed with that refusal, and charges nothing", async () => {
+// docs/architecture.md#one-request-step-by-step: the slot comes before the billing hold. Replica 2
+// fills the channel behind replica 1's back; replica 1's next job finds no slot: 503 no_capacity,
+// with no hold made and nothing recorded.
+describe("a job refused for capacity on a channel another replica filled", () => {
+  it("answers 503 no_capacity, holds and charges nothing", async () => {
     const { accountId, key } = await newFundedKey(5n);
-    // Replica 1 learns that the channel has room (3 - 1 after its take).
-    expect((await generate(edges[0], key, "alpha-2.5-sunburst", "warm up")).status).toBe(200);
     const held = Array.from({ length: 3 }, (_, index) => generate(edges[1], key, "alpha-2.5-sunburst", `held ${index} [sim:delay=4000]`));
     await until(() => roomy.inFlight === 3, "replica 2 to fill the channel");
     const late = await generate(edges[0], key, "alpha-2.5-sunburst", "one too many");
     expect(late.status).toBe(503);
     expect((await json(late)).error).toMatchObject({ type: "gateway_error", code: "no_capacity" });
     const requestId = late.headers.get("x-gateway-request-id")!;
-    expect(await settledStatus(edges[0], requestId)).toBe("not_charged");
-    const job = await fetch(`${edges[0]}/v1/images/generations/${requestId}`, { headers: { authorization: `Bearer ${key}` } });
-    expect((await json(job)).error).toMatchObject({ code: "no_capacity" });
+    expect((await db.query("SELECT 1 FROM billing.cost_records WHERE request_id = $1", [requestId])).rowCount).toBe(0);
+    expect((await db.query("SELECT 1 FROM generation.jobs WHERE request_id = $1", [requestId])).rowCount).toBe(0);
     expect((await Promise.all(held)).map((response) => response.status)).toEqual([200, 200, 200]);
     for (const response of await Promise.all(held)) await settledStatus(edges[0], response.headers.get("x-gateway-request-id")!);
     const balance = await balanceOf(accountId);
-    expect([balance.balanceMicros, balance.heldMicros]).toEqual([5_000_000n - 4n * 60_000n, 0n]);
-    expect(roomy.count("generate")).toBe(4);
+    expect([balance.balanceMicros, balance.heldMicros]).toEqual([5_000_000n - 3n * 60_000n, 0n]);
+    expect(roomy.count("generate")).toBe(3);
   });
 });
 
-// docs/providers.md#capacity-and-the-circuit-breaker: a slot whose call succeeded may serve the
-// replica's next job on a channel with plenty of room, for GENERATION_KEPT_SLOT_MAX_AGE_MS after its take.
-describe("a slot kept for the replica's next job (a channel of 64)", () => {
-  it("serves replica 1's next job with the same lease, counts on replica 2 meanwhile, and goes back once its take is old enough", async () => {
+// docs/providers.md#capacity-and-the-circuit-breaker: a job takes its slot when it starts and gives it
+// back when it ends; while it runs, every replica counts it.
+describe("a slot per job (a channel of 64)", () => {
+  it("is taken by replica 1's job, counted on replica 2 while it runs, and gone by the answer; the next job takes its own", async () => {
     const { key } = await newFundedKey(5n);
     const wideSlots = async () =>
       (await db.query<{ slot_id: string; holder: string }>("SELECT slot_id, holder FROM generation.channel_slots WHERE channel_key = 'beta-2-lite/wide' ORDER BY slot_id")).rows;
     const wideInUse = async (client: (typeof generations)[number]) => (await client.listModels({})).models.find((model) => model.id === "beta-2-lite")!.channels[0]!.inUse;
-    expect((await generate(edges[0], key, "beta-2-lite", "first")).status).toBe(200);
-    const kept = await wideSlots();
-    expect(kept).toHaveLength(1);
-    expect(kept[0]!.holder.split("/")[1]).toBe(String(stack.pids()["generation"]));
-    // Nothing runs, yet every replica counts the kept slot as taken.
-    expect(wide.inFlight).toBe(0);
+    const first = generate(edges[0], key, "beta-2-lite", "first [sim:delay=3000]");
+    await until(() => wide.inFlight === 1, "replica 1's job to reach the upstream");
+    const taken = await wideSlots();
+    expect(taken).toHaveLength(1);
+    expect(taken[0]!.holder.split("/")[1]).toBe(String(stack.pids()["generation"]));
     expect(await wideInUse(generations[1])).toBe(1);
-    expect((await generate(edges[0], key, "beta-2-lite", "second")).status).toBe(200);
-    expect(await wideSlots()).toEqual(kept);
-    // Replica 2 keeps none of replica 1's: its job takes, and then keeps, its own.
-    expect((await generate(edges[1], key, "beta-2-lite", "third")).status).toBe(200);
-    expect((await wideSlots()).map((row) => row.holder.split("/")[1]).sort()).toEqual([String(stack.pids()["generation"]), String(stack.pids()["generation#2"])].sort());
-    await until(async () => (await wideSlots()).length === 0, "the kept slots to go back");
-    expect(await wideInUse(generations[0])).toBe(0);
-    expect(wide.count("generate")).toBe(3);
+    expect((await first).status).toBe(200);
+    // Given back before the answer.
+    expect(await wideSlots()).toEqual([]);
+    expect(await wideInUse(generations[1])).toBe(0);
+    const second = generate(edges[0], key, "beta-2-lite", "second [sim:delay=3000]");
+    await until(() => wide.inFlight === 1, "replica 1's next job to reach the upstream");
+    const next = await wideSlots();
+    expect(next).toHaveLength(1);
+    expect(next[0]!.slot_id).not.toBe(taken[0]!.slot_id);
+    expect((await second).status).toBe(200);
+    expect(await wideSlots()).toEqual([]);
+    expect(wide.count("generate")).toBe(2);
   });
 });
 

@@ -109,7 +109,6 @@ export function describeFaultInjection(options: FaultSuiteOptions): void {
         GENERATION_JOB_TIMEOUT_MS: "5000",
         BILLING_HOLD_TTL_MS: "8000",
         BILLING_SWEEP_INTERVAL_MS: "500",
-        GENERATION_ORPHAN_SWEEP_INTERVAL_MS: "1000",
         GENERATION_ORPHAN_GRACE_MS: "2000",
       },
       // The first lines each service complained with, to explain a failure.
@@ -385,7 +384,7 @@ export function describeFaultInjection(options: FaultSuiteOptions): void {
       it("answers 502 job_outcome_unknown (no retry) when generation dies mid-job, then fails the lost job uncharged", async () => {
         const since = await databaseNow();
         const pending = generate("generation dies [sandbox:delay=4000]");
-        // The job's row is written a second into the job (job-starts.ts): the kill comes after it.
+        // The job's row is written as it starts: the kill comes after it.
         await untilRequest(since, "job row");
         await stack.kill("generation");
         const response = await pending;
@@ -409,12 +408,19 @@ export function describeFaultInjection(options: FaultSuiteOptions): void {
         expect(["failed", "expired"]).toContain(rows[0]!.settled_by);
       });
 
-      it("answers 502 job_outcome_unknown when generation dies in a job's first second; the lookup says running while the hold is open, then not charged", async () => {
+      it("answers 502 job_outcome_unknown when generation dies between a job's hold and its row; the lookup says running while the hold is open, then not charged", async () => {
         const since = await databaseNow();
-        const pending = generate("generation dies early [sandbox:delay=4000]");
-        // Held, but not yet a second old: the job has no row (job-starts.ts).
-        await untilRequest(since, "hold");
-        await stack.kill("generation");
+        let pending!: Promise<Response>;
+        await db.tx(async (q) => {
+          // An INSERT waits for a SHARE lock: the job has its hold, and its row waits until this transaction ends.
+          await q.query("LOCK TABLE generation.jobs IN SHARE MODE");
+          pending = generate("generation dies early [sandbox:delay=4000]");
+          await untilRequest(since, "hold");
+          await stack.kill("generation");
+          // PostgreSQL notices a dead client only when it next writes to it: the killed process's waiting
+          // INSERT would still commit once the lock goes, so its connection is ended here, as its death would.
+          await q.query("SELECT pg_terminate_backend(l.pid) FROM pg_locks l WHERE l.relation = 'generation.jobs'::regclass AND NOT l.granted");
+        });
         const response = await pending;
         expect(response.status).toBe(502);
         expect(((await response.json()) as { error: { code: string } }).error.code).toBe("job_outcome_unknown");

@@ -287,7 +287,7 @@ describe("capacity", () => {
           body: JSON.stringify({ model: "beta", prompt, response_format: "b64_json" }),
         });
       const slow = ask("[sandbox:delay=4000] slow");
-      // The slow job holds the only slot once its row exists (written a second into the job, job-starts.ts).
+      // The slow job holds the only slot once its row exists (written as it starts).
       while (!(await jobStarted(small, account!.accountId))) await new Promise((resolve) => setTimeout(resolve, 10));
       const full = await ask("second");
       expect(full.status).toBe(503);
@@ -307,42 +307,48 @@ describe("capacity", () => {
   });
 });
 
-// docs/api.md#job-lookup: a job has its row only once it has run for GENERATION_START_ROW_DELAY_MS
-// (job-starts.ts); before that the lookup answers from the request's open hold (edge routes/jobs.ts).
+// docs/api.md#job-lookup: between its billing hold and its row a job has no row; the lookup then
+// answers from the request's open hold (edge routes/jobs.ts). The test keeps the job in that step by
+// locking generation.jobs against writes (PostgreSQL, over the stack's own pool).
 describe("the request lookup of a job that has no row yet", () => {
   it("answers 202 running from the open hold, then the result once the job has ended", async () => {
-    const stack = await startE2eStack({ GENERATION_START_ROW_DELAY_MS: "60000" });
+    const stack = await startE2eStack();
     try {
       const auth = internalClient(AuthService, stack.authUrl, stack.internalSecret);
       const billing = internalClient(BillingService, stack.billingUrl, stack.internalSecret);
       const { account } = await auth.createAccount({ email: "early@example.test", password: "long enough pw" });
       await billing.topUp({ accountId: account!.accountId, amountMicros: 1_000_000n, note: "t" });
       const { secret } = await auth.createKey({ accountId: account!.accountId, name: "t" });
-      const answer = fetch(`${stack.edgeUrl}/v1/images/generations`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
-        body: JSON.stringify({ model: "beta", prompt: "[sandbox:delay=3000] looked up early" }),
-      });
-      // The client has the id only with the answer; the test reads it from the hold.
-      let requestId: string | undefined;
-      while (!requestId) {
-        const { rows } = await stack.db.query<{ request_id: string }>("SELECT request_id FROM billing.cost_records WHERE account_id = $1", [account!.accountId]);
-        requestId = rows[0]?.request_id;
-        if (!requestId) await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      const lookUp = () => fetch(`${stack.edgeUrl}/v1/images/generations/${requestId}`, { headers: { authorization: `Bearer ${secret}` } });
-      const early = await lookUp();
-      expect(early.status).toBe(202);
-      expect(early.headers.get("retry-after")).toBe("5");
-      expect(await json(early)).toMatchObject({ id: requestId, object: "image.generation", status: "running" });
-      expect(await jobStarted(stack, account!.accountId)).toBe(false);
-      // Another account's key sees nothing, as for any request of another account.
       const { account: other } = await auth.createAccount({ email: "other-early@example.test", password: "long enough pw" });
       const { secret: otherKey } = await auth.createKey({ accountId: other!.accountId, name: "t" });
-      expect((await fetch(`${stack.edgeUrl}/v1/images/generations/${requestId}`, { headers: { authorization: `Bearer ${otherKey}` } })).status).toBe(404);
+      let answer!: Promise<Response>;
+      let requestId: string | undefined;
+      const lookUp = (key: string) => fetch(`${stack.edgeUrl}/v1/images/generations/${requestId}`, { headers: { authorization: `Bearer ${key}` } });
+      await stack.db.tx(async (q) => {
+        // An INSERT waits for a SHARE lock: the job has its hold, and its row waits until this transaction ends.
+        await q.query("LOCK TABLE generation.jobs IN SHARE MODE");
+        answer = fetch(`${stack.edgeUrl}/v1/images/generations`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
+          body: JSON.stringify({ model: "beta", prompt: "[sandbox:delay=500] looked up early" }),
+        });
+        // The client has the id only with the answer; the test reads it from the hold.
+        while (!requestId) {
+          const { rows } = await stack.db.query<{ request_id: string }>("SELECT request_id FROM billing.cost_records WHERE account_id = $1", [account!.accountId]);
+          requestId = rows[0]?.request_id;
+          if (!requestId) await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        const early = await lookUp(secret);
+        expect(early.status).toBe(202);
+        expect(early.headers.get("retry-after")).toBe("5");
+        expect(await json(early)).toMatchObject({ id: requestId, object: "image.generation", status: "running" });
+        expect(await jobStarted(stack, account!.accountId)).toBe(false);
+        // Another account's key sees nothing, as for any request of another account.
+        expect((await lookUp(otherKey)).status).toBe(404);
+      });
 
       expect((await answer).status).toBe(200);
-      const done = await lookUp();
+      const done = await lookUp(secret);
       expect(done.status).toBe(200);
       expect((await json(done)).data[0].url).toMatch(/^http/);
     } finally {

@@ -1,10 +1,8 @@
 -- The outcomes of jobs that succeeded (job-store.ts jobSuccessWriter), one
 -- statement per table, in one durable commit: each job's images, its status
--- 'succeeded' (its whole row, for a job that ended before its start row was
--- written: job-starts.ts), its `completed` event in the outbox (in the order given), and
--- what it held: its channel slot, unless its process keeps it for its next
--- job (a success closes the channel's breaker either way, close_breakers), and
--- its concurrent-job lease.
+-- 'succeeded', its `completed` event in the outbox (in the order given), and
+-- what it held: its channel slot (a success closes the channel's breaker,
+-- close_breakers) and its concurrent-job lease.
 --
 -- A function, not a statement with a dozen parameters, so that PostgreSQL plans
 -- it once per session: prepared as one statement it was planned again at every
@@ -18,14 +16,15 @@ CREATE OR REPLACE FUNCTION generation.record_job_successes(
   p_requests TEXT[], p_delivered INT[],
   p_slots TEXT[], p_slot_channels TEXT[], p_leases TEXT[],
   p_topics TEXT[], p_keys TEXT[], p_event_ids TEXT[], p_values BYTEA[],
-  -- Defaults: a replica of the code before these, calling with the first 17, still resolves here.
+  -- p_new_*: rows of jobs that ended before their start rows were written, sent only by replicas of
+  -- earlier code (which deferred start rows) during an upgrade; current code sends the first 17.
   p_new_requests TEXT[] DEFAULT '{}', p_new_accounts TEXT[] DEFAULT '{}', p_new_keys TEXT[] DEFAULT '{}',
   p_new_models TEXT[] DEFAULT '{}', p_new_sizes TEXT[] DEFAULT '{}', p_new_tiers TEXT[] DEFAULT '{}',
   p_new_qualities TEXT[] DEFAULT '{}', p_new_images_requested INT[] DEFAULT '{}', p_new_formats TEXT[] DEFAULT '{}',
   p_new_channels TEXT[] DEFAULT '{}', p_new_ages_ms INT[] DEFAULT '{}'
 ) RETURNS void LANGUAGE plpgsql SET enable_seqscan = off SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
-  -- Jobs that ended before their start rows were written (job-starts.ts): their rows, already succeeded.
+  -- Jobs of earlier code that ended before their start rows were written: their rows, already succeeded.
   IF cardinality(p_new_requests) > 0 THEN
     INSERT INTO generation.jobs (request_id, account_id, key_id, model, size, tier, quality, images_requested,
                                  response_format, channel, created_at, status, images_delivered, finished_at)
@@ -44,7 +43,7 @@ BEGIN
   IF cardinality(p_slots) > 0 THEN
     DELETE FROM generation.channel_slots c WHERE c.slot_id = ANY(p_slots);
   END IF;
-  -- A slot the process keeps for its next job (kept-slots.ts) is not in p_slots; its channel is here.
+  -- Earlier code kept some slots for its next job: those are not in p_slots, their channels are here.
   IF cardinality(p_slot_channels) > 0 THEN
     PERFORM generation.close_breakers(p_slot_channels);
   END IF;

@@ -29,8 +29,6 @@ export const storageEnvShape = {
   GENERATION_S3_FORCE_PATH_STYLE: flagSchema,
   GENERATION_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   GENERATION_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  /** How often the file sweeper deletes images whose links have expired. */
-  GENERATION_SWEEP_INTERVAL_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
 };
 
 const storageEnv = z.object(storageEnvShape);
