@@ -52,7 +52,7 @@ export default defineConfig(async () => {
           test: {
             ...shared,
             name: "embedded",
-            include: ["libs/*/src/**/*.test.ts", "services/**/*.test.ts", "tools/*/src/**/*.test.ts", "examples/**/*.test.ts"],
+            include: ["libs/*/src/**/*.test.ts", "services/**/*.test.ts", "tools/*/src/**/*.test.ts", "examples/**/*.test.ts", "bench/**/*.test.ts"],
             exclude: [...shared.exclude, ...KAFKA_ONLY],
           },
         },

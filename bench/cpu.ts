@@ -16,7 +16,7 @@
 // BENCH_SPREAD_ACCOUNTS (default 1: more adds Orvado's target spread over that many
 // funded accounts and keys, served by the same process, as npm run bench's).
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, release } from "node:os";
 import { join } from "node:path";
 import { runLoad, type Target } from "./load.ts";
@@ -24,7 +24,8 @@ import { RESULTS_DIR, clearChildLogs, startFloorGateway, startUpstream } from ".
 import { directTarget, orvadoTargets, tryStartOrvado } from "./targets.ts";
 import { createBenchDatabase } from "./database.ts";
 import { benchDataDir } from "./data-dir.ts";
-import { fixed, formatTable, percentile, since } from "./stats.ts";
+import { fixed, formatTable, median, since } from "./stats.ts";
+import { machineCpuMs, processCpuMs, threadsCpuMs, watchPostgresCpu } from "./proc-cpu.ts";
 import { roundUnderTracer } from "./processes.ts";
 import { PERF_NODE_OPTION, perfAvailable, profileMainThread, removePerfMap } from "./perf-profile.ts";
 
@@ -35,67 +36,9 @@ const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 5);
 const STRACE = process.env.BENCH_STRACE === "1";
 const PERF = process.env.BENCH_PERF === "1";
 const SPREAD_ACCOUNTS = Number(process.env.BENCH_SPREAD_ACCOUNTS ?? 1);
-/** USER_HZ: /proc reports CPU time in ticks of 1/100 s on Linux. */
-const MS_PER_TICK = 10;
 const started = Date.now();
 const log = (message: string) => process.stderr.write(`[bench:cpu ${since(started)}] ${message}\n`);
-
-/** utime + stime (ms) of a /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat line; the command may hold spaces, so fields count from its ")". */
-function cpuMsOfStat(stat: string): number {
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK;
-}
-
-const readStat = (path: string): string | null => {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return null; // the process or thread ended meanwhile
-  }
-};
-
-/** The main thread's CPU (its tid is the pid) and the rest of the process's threads. */
-function threadsCpuMs(pid: number): { main: number; other: number } {
-  let main = 0;
-  let other = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readStat(`/proc/${pid}/task/${tid}/stat`);
-    if (stat === null) continue;
-    if (tid === String(pid)) main += cpuMsOfStat(stat);
-    else other += cpuMsOfStat(stat);
-  }
-  return { main, other };
-}
-
-/**
- * Every process named postgres (the server, its backends and helpers), as last
- * seen. A backend's CPU leaves /proc with it, and pools close idle connections
- * (pg's after 10 s), so a sum of the living alone drops, even below zero in a
- * round where another gateway's idle backends end. postgresCpuMs samples every
- * second and remembers each backend's last reading: a pool closes a backend only
- * after seconds idle, so its last reading is its whole CPU.
- */
-const postgresSeen = new Map<string, number>();
-function samplePostgres(): void {
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    const stat = readStat(`/proc/${pid}/stat`);
-    if (stat?.includes("(postgres)")) postgresSeen.set(pid, cpuMsOfStat(stat));
-  }
-}
-
-function postgresCpuMs(): number {
-  samplePostgres();
-  let total = 0;
-  for (const ms of postgresSeen.values()) total += ms;
-  return total;
-}
-
-/** user + nice + system + irq + softirq of all CPUs (ms). */
-function machineCpuMs(): number {
-  const ticks = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return (ticks[0]! + ticks[1]! + ticks[2]! + ticks[5]! + ticks[6]!) * MS_PER_TICK;
-}
+const postgres = watchPostgresCpu();
 
 interface Reading {
   main: number;
@@ -110,8 +53,8 @@ function read(gatewayPid: number, upstreamPid: number): Reading {
   const own = process.cpuUsage();
   return {
     ...threadsCpuMs(gatewayPid),
-    postgres: postgresCpuMs(),
-    upstream: cpuMsOfStat(readFileSync(`/proc/${upstreamPid}/stat`, "utf8")),
+    postgres: postgres.totalMs(),
+    upstream: processCpuMs(upstreamPid),
     loadGenerator: (own.user + own.system) / 1000,
     machine: machineCpuMs(),
   };
@@ -156,8 +99,6 @@ async function countSystemCalls(gateway: Gateway): Promise<Record<string, number
   return calls;
 }
 
-/** The median of the rounds, as npm run bench reports them (load.ts combine). */
-const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
 
 /** One of the perf round's splits of each gateway's main thread (by origin, by kind of code), as a table with the parts Orvado spends most on first. */
 function splitTable(title: string, byGateway: Map<string, Record<string, number>>): string {
@@ -194,7 +135,7 @@ async function main() {
   if (STRACE && spawnSync("strace", ["-V"]).error) throw new Error("BENCH_STRACE=1 needs strace (Debian's package strace)");
   if (PERF && !perfAvailable()) throw new Error("BENCH_PERF=1 needs perf (Debian's package linux-perf)");
   clearChildLogs();
-  setInterval(samplePostgres, 1000).unref();
+  setInterval(postgres.sample, 1000).unref();
   const loadAverageAtStart = loadavg();
   const database = await createBenchDatabase();
   const dataDir = benchDataDir("cpu-floor-");

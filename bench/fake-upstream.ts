@@ -1,6 +1,9 @@
 // A fake OpenAI-compatible image upstream for the benchmarks: answers
 // POST /v1/images/generations with one small PNG, at once or after a set delay.
 // Plain node:http so the upstream itself costs as little as possible.
+// bench:mix's jobs carry markers in the prompt (mixPrompt): their own delay, a
+// job id under which the upstream records its own time (GET /bench/timings), and
+// whether the upstream should fail them; the model REFUSED_MODEL is refused.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { randomBytes } from "node:crypto";
 import sharp from "sharp";
@@ -12,6 +15,31 @@ export interface FakeUpstream {
   /** Requests answered so far (successful generations). */
   served(): number;
   close(): Promise<void>;
+}
+
+/** The model every gateway must refuse itself; the upstream refuses it too, for the direct leg (400). */
+export const REFUSED_MODEL = "unknown-model";
+
+/** What a bench:mix job asks of the upstream through its prompt, which every gateway passes on as it is. */
+export interface MixMarkers {
+  /** Recorded with the upstream's own time for this job. */
+  id: string;
+  /** How long the upstream takes before answering. */
+  delayMs: number;
+  /** The upstream answers 500 after the delay. */
+  fails: boolean;
+}
+
+export function mixPrompt(text: string, markers: MixMarkers): string {
+  return `${text} [job=${markers.id}] [delay-ms=${markers.delayMs}]${markers.fails ? " [fail]" : ""}`;
+}
+
+/** The markers of a prompt; a prompt without them (every other bench's) gets no id, the upstream's own delay and no failure. */
+export function readMixMarkers(prompt: unknown): Partial<MixMarkers> {
+  const text = typeof prompt === "string" ? prompt : "";
+  const id = /\[job=([\w-]+)\]/.exec(text)?.[1];
+  const delay = /\[delay-ms=(\d+)\]/.exec(text)?.[1];
+  return { id, delayMs: delay === undefined ? undefined : Number(delay), fails: text.includes("[fail]") };
 }
 
 export interface FakeUpstreamOptions {
@@ -76,19 +104,34 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   const host = options.host ?? "127.0.0.1";
   let served = 0;
   let base = "";
+  // By mix job id: ms from the request's arrival until its 200 answer was ready to send.
+  let timings: Record<string, number> = {};
 
   async function generate(request: IncomingMessage, response: ServerResponse) {
+    const arrived = performance.now();
     let body: Record<string, unknown>;
     try {
       body = JSON.parse((await readBody(request)).toString("utf8")) as Record<string, unknown>;
     } catch {
       return sendJson(response, 400, { error: { message: "invalid JSON", type: "invalid_request_error" } });
     }
-    if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
+    if (body.model === REFUSED_MODEL) return sendJson(response, 400, { error: { message: `unknown model ${REFUSED_MODEL}`, type: "invalid_request_error" } });
+    const markers = readMixMarkers(body.prompt);
+    const delayMs = markers.delayMs ?? latencyMs;
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    if (markers.fails) return sendJson(response, 500, { error: { message: "the fake upstream fails this job, as asked", type: "server_error" } });
     const asUrl = body.response_format === "url";
     const item = asUrl ? { url: `${base}/files/${typeof body.size === "string" ? body.size : "1024x1024"}.png` } : { b64_json: b64Of(await pngFor(body.size)) };
     served += 1;
+    if (markers.id !== undefined) timings[markers.id] = performance.now() - arrived;
     sendJson(response, 200, { created: Math.floor(Date.now() / 1000), data: Array.from({ length: imageCount(body) }, () => item) });
+  }
+
+  /** The own times recorded since the last call, then forgotten. */
+  function takeTimings(response: ServerResponse) {
+    const taken = timings;
+    timings = {};
+    sendJson(response, 200, { timings: taken });
   }
 
   const server: Server = createServer((request, response) => {
@@ -105,6 +148,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       }, () => response.destroy());
       return;
     }
+    if (request.method === "GET" && path === "/bench/timings") return takeTimings(response);
     if (request.method === "GET" && path === "/v1/models") return sendJson(response, 200, { object: "list", data: [] });
     sendJson(response, 404, { error: { message: `no route ${request.method} ${path}`, type: "invalid_request_error" } });
   });

@@ -9,17 +9,23 @@ import { randomBytes } from "node:crypto";
 import { createWriteStream, rmSync } from "node:fs";
 import type { KafkaSettings } from "@orvado/events";
 import { findHaproxy, HAPROXY_INSTALL_HINT } from "../services/stack/src/balancer.ts";
-import { startCluster, type RunningCluster } from "../services/stack/src/cluster.ts";
+import { startCluster, type RunningCluster as StartedCluster } from "../services/stack/src/cluster.ts";
 import { freePort } from "../services/stack/src/process-stack.ts";
 import { fundBenchAccounts } from "./bench-accounts.ts";
 import { createBenchDatabase } from "./database.ts";
 import { benchDataDir } from "./data-dir.ts";
 import { kafkaEnv } from "./kafka.ts";
+import { childrenNamed } from "./processes.ts";
 import { BENCH_SERVICE_ENV, logFile, type OrvadoInfo } from "./servers.ts";
 
 export interface RunningOrvado {
   info: OrvadoInfo;
   stop(): Promise<void>;
+}
+
+/** The cluster's own processes besides its info: the services' and the balancer's (bench:mix reads their CPU and RSS). */
+export interface RunningCluster extends RunningOrvado {
+  pids(): number[];
 }
 
 /** Why the cluster cannot run on this machine, or null: the balancer it needs. */
@@ -50,11 +56,11 @@ function clusterEnv(start: ClusterStart, databaseUrl: string, dataDir: string, p
   };
 }
 
-export async function startOrvadoCluster(start: ClusterStart): Promise<RunningOrvado> {
+export async function startOrvadoCluster(start: ClusterStart): Promise<RunningCluster> {
   const database = await createBenchDatabase();
   const dataDir = benchDataDir("orvado-cluster-bench-");
   const log = createWriteStream(logFile("orvado-cluster"), { flags: "a" });
-  let cluster: RunningCluster | undefined;
+  let cluster: StartedCluster | undefined;
   const stop = async () => {
     await cluster?.stop();
     await database.drop();
@@ -77,7 +83,9 @@ export async function startOrvadoCluster(start: ClusterStart): Promise<RunningOr
       kafka: start.kafka,
       cluster: true,
     };
-    return { info, stop };
+    const started = cluster;
+    // HAProxy runs as a child of this process (services/stack/src/balancer.ts).
+    return { info, stop, pids: () => [...Object.values(started.processes.pids()), ...childrenNamed(process.pid, "haproxy")] };
   } catch (error) {
     await stop();
     throw error;

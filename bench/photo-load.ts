@@ -24,25 +24,45 @@ export interface PhotoLoadResult {
   stopped: boolean;
 }
 
-interface Exchange {
+export interface Exchange {
   status: number;
   bytes: number;
   ms: number;
+  /** The body's first keepBytes bytes, as text ("" without keepBytes). */
+  head: string;
 }
 
-function post(agent: Agent, url: URL, headers: Record<string, string>, body: string, timeoutMs: number): Promise<Exchange> {
+export interface ExchangeRequest {
+  method: "GET" | "POST";
+  headers?: Record<string, string>;
+  body?: string;
+  timeoutMs: number;
+  /** Keep this much of the body (a url answer's JSON); the rest is counted and dropped. */
+  keepBytes?: number;
+}
+
+/** One request on the agent's sockets; a socket error or timeout resolves as status 0. */
+export function exchange(agent: Agent, url: URL, call: ExchangeRequest): Promise<Exchange> {
   const started = performance.now();
+  const body = call.body ?? "";
+  const keep = call.keepBytes ?? 0;
+  const headers = call.method === "POST" ? { ...call.headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) } : call.headers;
   return new Promise((resolve) => {
-    const call = request(url, { method: "POST", agent, headers: { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) }, timeout: timeoutMs });
-    call.once("response", (response) => {
+    const sent = request(url, { method: call.method, agent, headers, timeout: call.timeoutMs });
+    sent.once("response", (response) => {
       let bytes = 0;
-      response.on("data", (chunk: Buffer) => (bytes += chunk.length));
-      response.once("end", () => resolve({ status: response.statusCode ?? 0, bytes, ms: performance.now() - started }));
-      response.once("error", () => resolve({ status: 0, bytes, ms: performance.now() - started }));
+      const kept: Buffer[] = [];
+      const done = (status: number) => resolve({ status, bytes, ms: performance.now() - started, head: Buffer.concat(kept).subarray(0, keep).toString("utf8") });
+      response.on("data", (chunk: Buffer) => {
+        if (bytes < keep) kept.push(chunk.subarray(0, keep - bytes));
+        bytes += chunk.length;
+      });
+      response.once("end", () => done(response.statusCode ?? 0));
+      response.once("error", () => done(0));
     });
-    call.once("timeout", () => call.destroy(new Error("timeout")));
-    call.once("error", () => resolve({ status: 0, bytes: 0, ms: performance.now() - started }));
-    call.end(body);
+    sent.once("timeout", () => sent.destroy(new Error("timeout")));
+    sent.once("error", () => resolve({ status: 0, bytes: 0, ms: performance.now() - started, head: "" }));
+    sent.end(body);
   });
 }
 
@@ -65,7 +85,7 @@ export function startPhotoLoad(load: PhotoLoad): { done: Promise<PhotoLoadResult
   let stoppedEarly = false;
   const timer = setTimeout(() => (stopped = true), load.durationS * 1000);
   const worker = async () => {
-    while (!stopped) exchanges.push(await post(agent, url, load.headers, load.body, load.timeoutMs));
+    while (!stopped) exchanges.push(await exchange(agent, url, { method: "POST", headers: load.headers, body: load.body, timeoutMs: load.timeoutMs }));
   };
   const done = Promise.all(Array.from({ length: load.connections }, worker)).then(() => {
     clearTimeout(timer);

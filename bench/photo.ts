@@ -17,10 +17,9 @@
 // BENCH_PHOTO_RSS_LIMIT_MIB (default 12288: once Orvado's RSS passes it the cell is cut,
 // its open requests closed, so a shared machine is not driven out of memory; the row says so).
 import { cpus, loadavg, release, totalmem } from "node:os";
-import { rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tmpdir } from "node:os";
-import { RESULTS_DIR, clearChildLogs, startOrvado, startUpstream } from "./servers.ts";
+import { RESULTS_DIR, clearChildLogs, fakeUpstreamChannel, startOrvado, startUpstream, writeCatalogFile } from "./servers.ts";
 import { watchPeakRss } from "./processes.ts";
 import { startPhotoLoad, type PhotoLoadResult } from "./photo-load.ts";
 import { fixed, formatTable, mib, since } from "./stats.ts";
@@ -40,11 +39,8 @@ const log = (message: string) => process.stderr.write(`[bench:photo ${since(star
 
 /** One model at every tier, one openai-compatible channel at the fake upstream (which answers the exact size asked). */
 function writePhotoCatalog(upstreamUrl: string): string {
-  const path = join(tmpdir(), `orvado-bench-photo-models-${process.pid}.json`);
-  const channel = { name: "fake-upstream", provider: "openai-compatible", baseUrl: `${upstreamUrl}/v1`, upstreamModel: "gpt-image-1", apiKeyEnv: "BENCH_UPSTREAM_KEY", priority: 1, capacity: 100_000, allowPrivateNetwork: true, timeoutMs: REQUEST_TIMEOUT_MS };
-  writeFileSync(path, JSON.stringify({ models: [{ id: PHOTO_MODEL, family: "beta", tiers: ["1K", "2K", "4K"], channels: [channel] }] }, null, 2));
-  process.once("exit", () => rmSync(path, { force: true }));
-  return path;
+  const channel = fakeUpstreamChannel(upstreamUrl, 100_000, { timeoutMs: REQUEST_TIMEOUT_MS });
+  return writeCatalogFile([{ id: PHOTO_MODEL, family: "beta", tiers: ["1K", "2K", "4K"], channels: [channel] }], "photo-models");
 }
 
 interface Cell {

@@ -106,8 +106,8 @@ export async function startListeningChild(options: ChildOptions & { probeUrl: st
   throw new Error(`${options.name} did not answer ${options.probeUrl} in time`);
 }
 
-/** Resident set size of a process and all its descendants, in bytes (Linux /proc). */
-export function treeRssBytes(rootPid: number): number {
+/** The children of every process, by parent pid (Linux /proc). */
+function childrenByParent(): Map<number, number[]> {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
@@ -119,14 +119,36 @@ export function treeRssBytes(rootPid: number): number {
       // The process ended while we looked.
     }
   }
-  let total = 0;
+  return children;
+}
+
+/** A process and all its living descendants. */
+export function descendantsOf(rootPid: number): number[] {
+  const children = childrenByParent();
+  const found: number[] = [];
   const pending = [rootPid];
   while (pending.length > 0) {
     const pid = pending.pop()!;
-    total += rssOf(pid);
+    found.push(pid);
     pending.push(...(children.get(pid) ?? []));
   }
-  return total;
+  return found;
+}
+
+/** The children of a process whose command (the stat's "(comm)") is this name, e.g. the haproxy a cluster started. */
+export function childrenNamed(parentPid: number, comm: string): number[] {
+  return (childrenByParent().get(parentPid) ?? []).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/stat`, "utf8").includes(`(${comm})`);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Resident set size of a process and all its descendants, in bytes (Linux /proc). */
+export function treeRssBytes(rootPid: number): number {
+  return descendantsOf(rootPid).reduce((total, pid) => total + rssOf(pid), 0);
 }
 
 function rssOf(pid: number): number {

@@ -106,41 +106,43 @@ export async function startPortkey(): Promise<Child<{ url: string }>> {
 /** The public model the benchmarks ask Orvado for. */
 export const BENCH_MODEL = "beta";
 
+/** One openai-compatible channel at the fake upstream (generation's catalog format, config/models.example.json). */
+export function fakeUpstreamChannel(url: string, capacity: number, extra: { name?: string; priority?: number; timeoutMs?: number } = {}) {
+  return {
+    name: "fake-upstream",
+    provider: "openai-compatible",
+    baseUrl: `${url}/v1`,
+    upstreamModel: "gpt-image-1",
+    apiKeyEnv: "BENCH_UPSTREAM_KEY",
+    priority: 1,
+    capacity,
+    allowPrivateNetwork: true,
+    ...extra,
+  };
+}
+
+/** Writes a catalog ({ models }) to a temporary file of this run, deleted when the run exits. */
+export function writeCatalogFile(models: unknown[], name = "models"): string {
+  const path = join(tmpdir(), `orvado-bench-${name}-${process.pid}.json`);
+  writeFileSync(path, JSON.stringify({ models }, null, 2));
+  process.once("exit", () => rmSync(path, { force: true }));
+  return path;
+}
+
 /**
  * A catalog with one model served by openai-compatible channels at the fake
- * upstream (generation's catalog format, config/models.example.json): one channel
- * per URL, tried in the order given (priority 1, 2, …), each with an equal share
- * of the capacity (rounded up). Several upstream processes let a run hold more
- * calls than one process has descriptors for: generation fills the first channel,
- * then the next.
+ * upstream: one channel per URL, tried in the order given (priority 1, 2, …),
+ * each with an equal share of the capacity (rounded up). Several upstream
+ * processes let a run hold more calls than one process has descriptors for:
+ * generation fills the first channel, then the next.
  */
 export function writeBenchCatalog(upstreamUrls: string | string[], capacity: number, extra: { timeoutMs?: number } = {}): string {
   const urls = typeof upstreamUrls === "string" ? [upstreamUrls] : upstreamUrls;
-  const path = join(tmpdir(), `orvado-bench-models-${process.pid}.json`);
-  const catalog = {
-    models: [
-      {
-        id: BENCH_MODEL,
-        family: "beta",
-        tiers: ["1K"],
-        channels: urls.map((url, index) => ({
-          // Channel names must differ within a model; a lone channel keeps the name earlier runs had.
-          name: urls.length === 1 ? "fake-upstream" : `fake-upstream-${index + 1}`,
-          provider: "openai-compatible",
-          baseUrl: `${url}/v1`,
-          upstreamModel: "gpt-image-1",
-          apiKeyEnv: "BENCH_UPSTREAM_KEY",
-          priority: index + 1,
-          capacity: Math.ceil(capacity / urls.length),
-          allowPrivateNetwork: true,
-          ...extra,
-        })),
-      },
-    ],
-  };
-  writeFileSync(path, JSON.stringify(catalog, null, 2));
-  process.once("exit", () => rmSync(path, { force: true }));
-  return path;
+  const channels = urls.map((url, index) =>
+    // Channel names must differ within a model; a lone channel keeps the name earlier runs had.
+    fakeUpstreamChannel(url, Math.ceil(capacity / urls.length), { name: urls.length === 1 ? "fake-upstream" : `fake-upstream-${index + 1}`, priority: index + 1, ...extra }),
+  );
+  return writeCatalogFile([{ id: BENCH_MODEL, family: "beta", tiers: ["1K"], channels }]);
 }
 
 export interface OrvadoOptions {

@@ -7,6 +7,11 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
 }
 
+/** The median (nearest-rank p50) of values in any order; 0 when empty. */
+export function median(values: number[]): number {
+  return percentile([...values].sort((a, b) => a - b), 50);
+}
+
 /** A plain text table: the first row is the header; numbers are right-aligned. */
 export function formatTable(rows: (string | number)[][]): string {
   const text = rows.map((row) => row.map((cell) => String(cell)));
