@@ -54,7 +54,6 @@ export default defineConfig(async () => {
       provide: { testServices: plan },
       // Two cores: more workers only add contention on the shared PostgreSQL.
       maxWorkers: 2,
-      minWorkers: 1,
       projects: [
         {
           test: {

@@ -116,13 +116,6 @@ describe("the Google simulator", () => {
     const [, width, height] = await png(part.inlineData.data);
     expect((width as number) / (height as number)).toBeCloseTo(16 / 9, 1);
   });
-
-  it("answers Imagen :predict with predictions, or a raiFilteredReason when refusing", async () => {
-    const ok = await await json(post(`${sim.baseUrl}/models/imagen-4.0-generate-001:predict`, { instances: [{ prompt: "x" }], parameters: { sampleCount: 2, aspectRatio: "1:1" } }));
-    expect(ok.predictions).toHaveLength(2);
-    const refused = await await json(post(`${sim.baseUrl}/models/imagen-4.0-generate-001:predict`, { instances: [{ prompt: "x [sim:refuse]" }], parameters: {} }));
-    expect(refused.predictions[0].raiFilteredReason).toBeTypeOf("string");
-  });
 });
 
 describe("the Black Forest Labs simulator", () => {
