@@ -75,7 +75,7 @@ const generate = (edge: string, key: string, model: string, prompt: string) =>
     body: JSON.stringify({ model, prompt, response_format: "b64_json" }),
   });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the test reads fields of a JSON answer whose shape it asserts
 const json = (response: Response): Promise<any> => response.json();
 
 async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
@@ -221,7 +221,7 @@ describe("a slot kept for the replica's next job (a channel of 64)", () => {
     expect((await generate(edges[0], key, "beta-2-lite", "first")).status).toBe(200);
     const kept = await wideSlots();
     expect(kept).toHaveLength(1);
-    expect(kept[0]!.holder.split("/")[1]).toBe(String(stack.pids()["generation"]));
+    expect(kept[0]!.holder.split("/")[1]).toBe(String(stack.pids().generation));
     // Nothing runs, yet every replica counts the kept slot as taken.
     expect(wide.inFlight).toBe(0);
     expect(await wideInUse(generations[1])).toBe(1);
@@ -229,7 +229,7 @@ describe("a slot kept for the replica's next job (a channel of 64)", () => {
     expect(await wideSlots()).toEqual(kept);
     // Replica 2 keeps none of replica 1's: its job takes, and then keeps, its own.
     expect((await generate(edges[1], key, "beta-2-lite", "third")).status).toBe(200);
-    expect((await wideSlots()).map((row) => row.holder.split("/")[1]).sort()).toEqual([String(stack.pids()["generation"]), String(stack.pids()["generation#2"])].sort());
+    expect((await wideSlots()).map((row) => row.holder.split("/")[1]).sort()).toEqual([String(stack.pids().generation), String(stack.pids()["generation#2"])].sort());
     await until(async () => (await wideSlots()).length === 0, "the kept slots to go back");
     expect(await wideInUse(generations[0])).toBe(0);
     expect(wide.count("generate")).toBe(3);
