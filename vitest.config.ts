@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { decideTestServices, needsContainers } from "./libs/testkit/src/test-services.ts";
+import { BROWSER_SUITES, planBrowserSuites } from "./libs/testkit/src/browser-suites.ts";
 
 // Two projects. "embedded" runs every suite on the Postgres log (the embedded
 // default). "kafka" runs the suites that can run on either stream a second time
@@ -20,6 +21,10 @@ const KAFKA_SUITES = [
 ];
 const KAFKA_ONLY = ["**/*.kafka.test.ts"];
 
+// The browser suites (*-browser.test.ts) drive Debian's Chromium; where it is not
+// installed they are left out with a printed reason (libs/testkit/src/browser-suites.ts),
+// and CI, which must run them, refuses to start without it.
+
 // What each project shares. Projects do not `extends: true` the root: the root's
 // globalSetup would then run once per project (and start containers twice).
 const shared = {
@@ -32,6 +37,9 @@ export default defineConfig(async () => {
   const plan = await decideTestServices(process.env);
   if (plan.refusal) throw new Error(plan.refusal);
   if (!plan.kafkaProject.runs) console.log(`kafka test project skipped: ${plan.kafkaProject.reason}`);
+  const browsers = planBrowserSuites(process.env);
+  if (browsers.refusal) throw new Error(browsers.refusal);
+  if (!browsers.runs) console.log(`browser suites skipped (${BROWSER_SUITES.join(", ")}): ${browsers.reason}`);
   const containers = needsContainers(plan);
   if (containers) {
     console.log(`test services: PostgreSQL from ${plan.postgres.source} (${plan.postgres.reason})`);
@@ -46,14 +54,13 @@ export default defineConfig(async () => {
       provide: { testServices: plan },
       // Two cores: more workers only add contention on the shared PostgreSQL.
       maxWorkers: 2,
-      minWorkers: 1,
       projects: [
         {
           test: {
             ...shared,
             name: "embedded",
             include: ["libs/*/src/**/*.test.ts", "services/**/*.test.ts", "tools/*/src/**/*.test.ts", "examples/**/*.test.ts", "bench/**/*.test.ts"],
-            exclude: [...shared.exclude, ...KAFKA_ONLY],
+            exclude: [...shared.exclude, ...KAFKA_ONLY, ...(browsers.runs ? [] : BROWSER_SUITES)],
           },
         },
         ...(plan.kafkaProject.runs

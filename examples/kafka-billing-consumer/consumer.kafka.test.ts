@@ -28,7 +28,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the test reads fields of a JSON answer whose shape it asserts
 type Line = { partition: number; offset: string; duplicate: boolean; event: any };
 
 /** Starts the example and collects its event lines until `enough` holds. */

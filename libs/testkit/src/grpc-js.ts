@@ -28,7 +28,7 @@ export function grpcJsClient(service: DescService, address: string, secret?: str
       const metadata = new grpc.Metadata();
       if (secret !== undefined) metadata.set("x-orvado-internal-secret", secret);
       return new Promise((resolve, reject) => {
-        const fn = (client as unknown as Record<string, Function>)[method];
+        const fn = (client as unknown as Record<string, ((...args: unknown[]) => unknown) | undefined>)[method];
         if (!fn) return reject(new Error(`no unary method ${method}`));
         fn.call(client, request, metadata, (error: grpc.ServiceError | null, response: R) =>
           error ? reject(error) : resolve(response),

@@ -49,7 +49,7 @@ export async function startBilling(config: BillingConfig, deps: { db: Db; stream
       await sweeper.stop();
       await relay.flush();
       await relay.stop();
-      await settleWhatIsLogged(stream, db, logger);
+      await settleWhatIsLogged(stream, logger);
       await consumer.stop();
     },
   };
@@ -62,7 +62,7 @@ const STOP_SETTLE_TIMEOUT_MS = 5_000;
  * finished during shutdown is charged now, not at the next start). Kafka keeps
  * them for the group's next consumer, so there is nothing to wait for there.
  */
-async function settleWhatIsLogged(stream: EventStream, db: Db, logger: Logger): Promise<void> {
+async function settleWhatIsLogged(stream: EventStream, logger: Logger): Promise<void> {
   if (stream.name !== "postgres") return;
   try {
     await stream.waitForGroup(BILLING_TOPIC, LEDGER_GROUP, { timeoutMs: STOP_SETTLE_TIMEOUT_MS });

@@ -10,7 +10,7 @@ describe("findIllFormedText", () => {
     expect(findIllFormedText({ models: ["beta", "x\udfff"] })).toBe("models[1]");
     expect(findIllFormedText({ a: { b: "\ud83d" } })).toBe("a.b");
     expect(findIllFormedText("\ud800")).toBe("");
-    expect(findIllFormedText({ ["k\ud800"]: 1 })).toBe("A field name");
+    expect(findIllFormedText({ "k\ud800": 1 })).toBe("A field name");
   });
   it("walks a deeply nested value without exhausting the stack", () => {
     let deep: unknown = "\ud800";

@@ -19,15 +19,18 @@ describe("the models file", () => {
     expect([...providers].sort()).toEqual(["black-forest-labs", "bytedance", "fal", "google", "openai", "openai-compatible", "replicate"]);
   });
 
-  it("says per model whether it edits: the alpha models in the embedded default, none unless set, never on Imagen alone", () => {
+  it("says per model whether it edits: the alpha models in the embedded default, none unless set", () => {
     const sandbox = loadCatalog(fileURLToPath(new URL("../../../config/models.json", import.meta.url)));
     expect([...sandbox.values()].filter((model) => model.edits).map((model) => model.id)).toEqual(["alpha-2.5-flare", "alpha-2.5-sunburst"]);
     expect(parseCatalog(file([{ name: "s", provider: "sandbox", capacity: 1 }])).get("alpha-2.5-flare")!.edits).toBe(false);
-    const imagen = { name: "imagen", provider: "google", upstreamModel: "imagen-4.0-generate-001", apiKeyEnv: "K", capacity: 1 };
-    expect(() => parseCatalog(file([imagen], { edits: true }))).toThrow(/edits is true but no channel of this model can edit/);
-    const gemini = { ...imagen, name: "gemini", upstreamModel: "gemini-2.5-flash-image" };
-    expect(parseCatalog(file([imagen, gemini], { edits: true })).get("alpha-2.5-flare")!.edits).toBe(true);
+    const gemini = { name: "gemini", provider: "google", upstreamModel: "gemini-2.5-flash-image", apiKeyEnv: "K", capacity: 1 };
+    expect(parseCatalog(file([gemini], { edits: true })).get("alpha-2.5-flare")!.edits).toBe(true);
     expect(() => parseCatalog(file([gemini], { edits: "yes" }))).toThrow(/edits/);
+  });
+
+  it("refuses a Google channel of an Imagen model: Google shut that API down", () => {
+    const imagen = { name: "imagen", provider: "google", upstreamModel: "imagen-4.0-generate-001", apiKeyEnv: "K", capacity: 1 };
+    expect(() => parseCatalog(file([imagen]))).toThrow(/channel "imagen": Google serves Gemini image models only/);
   });
 
   it("orders channels by priority, then file order, and defaults their tiers to the model's", () => {

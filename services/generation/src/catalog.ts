@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { TIER_NAMES, tierFromName } from "@orvado/core";
 import type { Tier } from "@orvado/proto";
-import { channelCanEdit } from "./providers/edit-support.ts";
+import { isGeminiModel } from "./providers/google/size.ts";
 
 // The model catalog: public model ids (docs/api.md#models-and-families), their family, the tiers they offer and
 // the channels that serve them, from the operator's models file (docs/providers.md).
@@ -53,9 +53,6 @@ const modelSchema = z
   })
   .strict()
   .superRefine((model, ctx) => {
-    if (model.edits && !model.channels.some((channel) => channelCanEdit(channel, { withMask: false, images: 1 }))) {
-      ctx.addIssue({ code: "custom", path: ["edits"], message: "edits is true but no channel of this model can edit images (Imagen cannot)" });
-    }
     const names = new Set<string>();
     model.channels.forEach((channel, index) => {
       const issue = (message: string) => ctx.addIssue({ code: "custom", path: ["channels", index], message: `channel "${channel.name}": ${message}` });
@@ -65,6 +62,8 @@ const modelSchema = z
       if (!channel.upstreamModel) issue("upstreamModel is required for an upstream provider");
       if (!channel.apiKeyEnv && channel.provider !== "openai-compatible") issue("apiKeyEnv is required (the environment variable holding the key)");
       if (channel.provider === "openai-compatible" && !channel.baseUrl) issue("baseUrl is required for openai-compatible");
+      // Google shut its Imagen API down; @ai-sdk/google (4) serves Gemini image models only.
+      if (channel.provider === "google" && channel.upstreamModel && !isGeminiModel(channel.upstreamModel)) issue("Google serves Gemini image models only (gemini-…): its Imagen API was shut down");
       for (const tier of channel.tiers ?? []) if (!model.tiers.includes(tier)) issue(`tier ${tier} is not one of the model's tiers`);
     });
   });

@@ -1,4 +1,4 @@
-import type Sharp from "sharp";
+import type { Metadata } from "sharp";
 import { loadSharp } from "./image-library.ts";
 import { ErrorCode, type InputImage, type Refusal } from "@orvado/proto";
 import { refusal } from "@orvado/core";
@@ -50,7 +50,7 @@ export async function readEditInputs(images: InputImage[], mask: InputImage | un
 /** The file's size, or why it is refused. Only the header is read here; nothing is decoded. */
 async function dimensionsOf(bytes: Uint8Array, name: string, formats: ReadonlySet<string>, needsAlpha = false): Promise<Dimensions | string> {
   const allowed = [...formats].map((format) => format.toUpperCase()).join(", ");
-  let meta: Sharp.Metadata;
+  let meta: Metadata;
   const sharp = await loadSharp();
   try {
     meta = await sharp(bytes, { limitInputPixels: EDIT_INPUT_MAX_PIXELS }).metadata();

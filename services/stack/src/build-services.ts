@@ -66,7 +66,7 @@ const BUNDLE_OPTIONS: BuildOptions = {
   bundle: true,
   platform: "node",
   format: "esm",
-  target: "node20",
+  target: "node24",
   sourcemap: "linked",
   write: false,
   logLevel: "silent",

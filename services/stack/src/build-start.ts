@@ -1,6 +1,8 @@
 // `npm start`'s first step: the one-process stack (start.ts and every service it
 // starts) bundled into services/stack/dist/start.mjs, which npm start then runs
 // with plain node (build-services.ts bundleOneProcess: no TypeScript loader on the hot path).
+// First: on an unsupported Node the start stops here with one line (supported-node.ts).
+import "./supported-node.ts";
 import { fileURLToPath } from "node:url";
 import { bundleOneProcess } from "./build-services.ts";
 

@@ -75,7 +75,7 @@ const generate = (edge: string, key: string, model: string, prompt: string) =>
     body: JSON.stringify({ model, prompt, response_format: "b64_json" }),
   });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the test reads fields of a JSON answer whose shape it asserts
 const json = (response: Response): Promise<any> => response.json();
 
 async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
@@ -215,7 +215,7 @@ describe("a slot per job (a channel of 64)", () => {
     await until(() => wide.inFlight === 1, "replica 1's job to reach the upstream");
     const taken = await wideSlots();
     expect(taken).toHaveLength(1);
-    expect(taken[0]!.holder.split("/")[1]).toBe(String(stack.pids()["generation"]));
+    expect(taken[0]!.holder.split("/")[1]).toBe(String(stack.pids().generation));
     expect(await wideInUse(generations[1])).toBe(1);
     expect((await first).status).toBe(200);
     // Given back before the answer.

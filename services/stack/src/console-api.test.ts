@@ -39,7 +39,7 @@ const generate = (key: string, body: Record<string, unknown> = { model: "beta", 
     body: JSON.stringify(body),
   });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the test reads fields of a JSON answer whose shape it asserts
 const json = (response: Response): Promise<any> => response.json();
 
 async function settled(browser: ConsoleBrowser, requestId: string) {

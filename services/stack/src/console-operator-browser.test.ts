@@ -22,7 +22,7 @@ let stack: TestStack;
 let browser: Browser;
 let page: Page;
 let admin: ConsoleBrowser;
-let adminPassword = "a password I chose";
+const adminPassword = "a password I chose";
 let generatedPassword: string;
 let userId: string;
 const ids: { ok: string[]; failed?: string } = { ok: [] };

@@ -28,7 +28,7 @@ afterAll(async () => {
   await first?.close();
 }, 60_000);
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the test reads fields of a JSON answer whose shape it asserts
 const json = (response: Response): Promise<any> => response.json();
 
 async function fundedAccount(usd: string, ...keyFlags: string[]): Promise<{ accountId: string; key: string }> {

@@ -262,7 +262,7 @@ function judge(fuzz: FuzzCase, answer: Answer): string | null {
     return "the body is not JSON";
   }
   const error = parsed.error;
-  if (!error || error.type !== "gateway_error") return "not the error shape of docs/api.md";
+  if (error?.type !== "gateway_error") return "not the error shape of docs/api.md";
   if (typeof error.code !== "string" || error.code === "") return "no error code";
   const idInMessage = typeof error.message === "string" ? REQUEST_ID_IN_MESSAGE.exec(error.message)?.[1] : undefined;
   if (idInMessage !== headerId) return "the message does not end with the request id of the header";

@@ -47,7 +47,7 @@ async function settledCost(requestId: string) {
   throw new Error(`cost of ${requestId} stayed pending`);
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the test reads fields of a JSON answer whose shape it asserts
 const json = (response: Response): Promise<any> => response.json();
 
 const sdk = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${stack.edgeUrl}/v1`, maxRetries: 0, fetch });

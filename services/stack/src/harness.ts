@@ -61,7 +61,7 @@ export async function startTestStack(extraEnv: NodeJS.ProcessEnv = {}, options: 
 }
 
 /** The real `orvado` CLI against a test stack: exit code, its output (and that output parsed, when JSON), its stderr. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the tests read fields of this JSON answer, whose shape each asserts
 export async function runOrvado(stack: TestStack, ...argv: string[]): Promise<{ code: number; stdout: string; json: any; stderr: string }> {
   let stdout = "";
   let stderr = "";

@@ -23,7 +23,7 @@ let billing: ReturnType<typeof internalClient<typeof BillingService>>;
 const BETA_1K_MICROS = 20_000n; // config/prices.json: beta 1K = $0.02
 const FUNDS_MICROS = 5_000_000n;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the test reads fields of a JSON answer whose shape it asserts
 const json = (response: Response): Promise<any> => response.json();
 
 async function newFundedKey(): Promise<{ accountId: string; key: string }> {

@@ -19,7 +19,7 @@ const FLARE_1K_MICROS = 40_000n; // config/prices.json: alpha-2.5-flare 1K = $0.
 const MAX_IMAGES = 3;
 const MAX_FILE_BYTES = 200_000;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the test reads fields of a JSON answer whose shape it asserts
 const json = (response: Response): Promise<any> => response.json();
 const sdk = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${stack.edgeUrl}/v1`, maxRetries: 0 });
 

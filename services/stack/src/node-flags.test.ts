@@ -31,12 +31,16 @@ describe("each service's Node flags in the four-process deployment", () => {
     const expectedMb: Record<BundledService, number> = { auth: 8, billing: 8, generation: 32, edge: 8 };
     for (const name of BUNDLED_SERVICES) {
       const bytes = execFileSync(process.execPath, [...SERVICE_NODE_FLAGS[name], "-e", `${keepHalf} process.stdout.write(String(${newSpace}))`], { encoding: "utf8" });
-      expect(Number(bytes), name).toBe(expectedMb[name] * 1024 * 1024);
+      // Node 24's V8 at times reports a few pages beyond the two semi-spaces right after
+      // a scavenge: the new space reached what the flag gives, and not the next size up.
+      expect(Number(bytes), name).toBeGreaterThanOrEqual(expectedMb[name] * 1024 * 1024);
+      expect(Number(bytes), name).toBeLessThan(2 * expectedMb[name] * 1024 * 1024);
     }
   });
 
   it("are written beside each bundle, where deploy/Dockerfile's command reads them", async () => {
     const dockerfile = readFileSync(new URL("../../../deploy/Dockerfile", import.meta.url), "utf8");
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: ${SERVICE} is the Dockerfile's shell variable, not a template
     expect(dockerfile).toContain("exec node $(cat services/${SERVICE}/dist/node-flags) --enable-source-maps services/${SERVICE}/dist/main.mjs");
     for (const name of BUNDLED_SERVICES) {
       await buildService(name);

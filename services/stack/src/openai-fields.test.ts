@@ -66,7 +66,7 @@ const post = (key: string, body: Record<string, unknown>) =>
     body: JSON.stringify(body),
   });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the test reads fields of a JSON answer whose shape it asserts
 const json = (response: Response): Promise<any> => response.json();
 
 async function settledRow(browser: ConsoleBrowser, requestId: string) {

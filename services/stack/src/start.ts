@@ -1,4 +1,6 @@
 // `npm start`: the whole service set with embedded defaults on one machine.
+// First: on an unsupported Node the start stops here with one line (supported-node.ts).
+import "./supported-node.ts";
 import { createLogger, stopOnSignal } from "@orvado/core";
 import { startStack, streamDescription } from "./index.ts";
 import { adminPasswordNote } from "./admin-password-note.ts";

@@ -71,12 +71,12 @@ async function newFundedKey(usd: bigint): Promise<{ accountId: string; key: stri
   return { accountId: account!.accountId, key: created.secret };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the test reads fields of a JSON answer whose shape it asserts
 const json = (response: Response): Promise<any> => response.json();
 
 const balanceOf = async (accountId: string) => (await billing.getBalance({ accountId })).balance!;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the test reads fields of a JSON answer whose shape it asserts
 async function settledCost(requestId: string): Promise<any> {
   for (let attempt = 0; attempt < 400; attempt += 1) {
     const body = await json(await fetch(`${stack.edgeUrl}/api/cost/request/${requestId}`));

@@ -1,14 +1,12 @@
 import type { Route, SimReply, SimulatorCore } from "../server.ts";
 import { sizeForAspect } from "../png.ts";
-import { asRecord, count, syncFault, noteInputs } from "./common.ts";
+import { asRecord, syncFault, noteInputs } from "./common.ts";
 
-// Google Generative Language API, both image paths of @ai-sdk/google:
-// - Gemini image models: POST {base}/models/<id>:generateContent with
-//   generationConfig.responseModalities ["IMAGE"] and imageConfig {aspectRatio, imageSize};
-//   the image comes back as candidates[0].content.parts[].inlineData.
-// - Imagen: POST {base}/models/<id>:predict with {instances:[{prompt}], parameters:{sampleCount, aspectRatio}};
-//   images come back as predictions[].bytesBase64Encoded.
-// A refusal is an IMAGE_SAFETY finish reason (Gemini) or a raiFilteredReason (Imagen).
+// Google Generative Language API, the image path of @ai-sdk/google (Gemini image models;
+// Google shut its Imagen API down): POST {base}/models/<id>:generateContent with
+// generationConfig.responseModalities ["IMAGE"] and imageConfig {aspectRatio, imageSize};
+// the image comes back as candidates[0].content.parts[].inlineData.
+// A refusal is an IMAGE_SAFETY finish reason.
 
 const failure = (status: number): SimReply => ({
   status,
@@ -57,30 +55,6 @@ export function googleRoutes(sim: SimulatorCore): Route[] {
             usageMetadata: { promptTokenCount: 12, candidatesTokenCount: 1290, totalTokenCount: 1302 },
           },
         };
-      },
-    },
-    {
-      name: "predict",
-      method: "POST",
-      pattern: /^\/v1beta\/models\/([^/:]+):predict$/,
-      async handle(req) {
-        const body = asRecord(req.body);
-        const instance = asRecord(Array.isArray(body.instances) ? body.instances[0] : undefined);
-        const prompt = String(instance.prompt ?? "");
-        const parameters = asRecord(body.parameters);
-        const effective = sim.effective(prompt);
-        const fault = await syncFault(sim, req, effective, {
-          refusal: () => ({
-            status: 200,
-            json: { predictions: [{ raiFilteredReason: "Your current safety filter threshold filtered out the generated images. You will not be charged for blocked images." }] },
-          }),
-          failure,
-        });
-        if (fault) return fault;
-        const asked = sizeForAspect(parameters.aspectRatio as string | undefined, (parameters.sampleImageSize as string | undefined) ?? "1K");
-        const n = count(parameters.sampleCount, 1, 4);
-        const images = await Promise.all(Array.from({ length: n }, (_, index) => sim.render(asked, effective, `${prompt}#${index}`)));
-        return { status: 200, json: { predictions: images.map((png) => ({ mimeType: "image/png", bytesBase64Encoded: png.toString("base64") })) } };
       },
     },
   ];

@@ -184,7 +184,7 @@ const schemas: Record<string, Schema> = {
   },
 };
 
-const imageFile = { description: "The image, binary", content: ["image/png", "image/jpeg", "image/webp"].reduce((all, type) => ({ ...all, [type]: {} }), {}) };
+const imageFile = { description: "The image, binary", content: Object.fromEntries(["image/png", "image/jpeg", "image/webp"].map((type) => [type, {}])) };
 
 const paths: Record<string, Json> = {
   "/v1/images/generations": {

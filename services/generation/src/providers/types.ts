@@ -1,11 +1,15 @@
-import type { ImageModelV3, SharedV3ProviderOptions } from "@ai-sdk/provider";
+import type { ImageModelV3, ImageModelV4, SharedV4ProviderOptions } from "@ai-sdk/provider";
 import type { ChannelConfig } from "../catalog.ts";
 import type { AspectRatio, PixelSize } from "./size-shapes.ts";
 import type { EditInputs } from "../edit-inputs.ts";
 
-/** The provider package's image model, called directly (upstream.ts imagesFrom). */
-export type ImageModel = ImageModelV3;
-type ProviderOptions = SharedV3ProviderOptions;
+/**
+ * The provider package's image model, called directly (upstream.ts imagesFrom): v4 for
+ * the packages of ai 7, v3 for @ai-sdk/bytedance, whose newest release is still of ai 6
+ * (both take the same call options and give the same images).
+ */
+export type ImageModel = ImageModelV4 | ImageModelV3;
+type ProviderOptions = SharedV4ProviderOptions;
 
 /** One job as an upstream sees it. */
 export interface UpstreamRequest {

@@ -22,7 +22,6 @@ interface Case {
 const CASES: Case[] = [
   { label: "openai gpt-image-1", provider: "openai", upstreamModel: "gpt-image-1" },
   { label: "google gemini image", provider: "google", upstreamModel: "gemini-2.5-flash-image" },
-  { label: "google imagen", provider: "google", upstreamModel: "imagen-4.0-generate-001" },
   { label: "bytedance seedream", provider: "bytedance", upstreamModel: "seedream-4-0-250828" },
   { label: "black-forest-labs flux", provider: "black-forest-labs", upstreamModel: "flux-pro-1.1", polled: true },
   { label: "fal flux", provider: "fal", upstreamModel: "fal-ai/flux/dev" },
@@ -275,8 +274,8 @@ describe("image edits", () => {
   const mask = () => sharp({ create: { width: 64, height: 64, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } }).png().toBuffer();
   const editing = CASES.filter((c) => editSupport(c).images);
 
-  it("knows which providers edit: all but Imagen", () => {
-    expect(CASES.filter((c) => !editSupport(c).images).map((c) => c.label)).toEqual(["google imagen"]);
+  it("knows which providers edit: all of them", () => {
+    expect(CASES.filter((c) => !editSupport(c).images).map((c) => c.label)).toEqual([]);
   });
 
   it.each(editing)("$label: sends the input images (and a mask where it takes one) the provider's way and delivers the requested size", async (c) => {

@@ -1,4 +1,4 @@
-import type { ImageModelV3File } from "@ai-sdk/provider";
+import type { ImageModelV4File } from "@ai-sdk/provider";
 import type { ChannelConfig } from "../catalog.ts";
 import { generateWithSandbox } from "../sandbox/provider.ts";
 import { guardedFetch } from "./guarded-fetch.ts";
@@ -91,7 +91,7 @@ async function fitAll(images: Uint8Array[], request: UpstreamRequest, errors: un
 
 /**
  * One upstream call of `count` images, through the provider package's model
- * itself (ImageModelV3.doGenerate) rather than the `ai` package's generateImage:
+ * itself (ImageModelV4.doGenerate) rather than the `ai` package's generateImage:
  * the gateway splits n into calls itself (batches()), retries by failing over, and
  * logs no SDK warnings (the mappings choose what each upstream takes on purpose;
  * the model's warnings are dropped), so the wrapper added nothing but, per call
@@ -135,7 +135,7 @@ async function imageBytesOf(result: Awaited<ReturnType<ImageModel["doGenerate"]>
 }
 
 /** An edit's input image or mask as the model takes it; edit-inputs.ts admits only PNG, JPEG and WebP. */
-function asModelFile(bytes: Uint8Array): ImageModelV3File {
+function asModelFile(bytes: Uint8Array): ImageModelV4File {
   return { type: "file", data: bytes, mediaType: imageMediaType(bytes) };
 }
 

@@ -1,4 +1,4 @@
-import type Sharp from "sharp";
+import type { OverlayOptions } from "sharp";
 import { loadSharp } from "../image-library.ts";
 import type { EditInputs } from "../edit-inputs.ts";
 import { PNG_OPTIONS, SANDBOX_EXIF, assertSandboxSize, renderSandboxPng, sandboxBand } from "./render.ts";
@@ -24,7 +24,7 @@ export async function editSandboxPng(inputs: EditInputs, prompt: string, width: 
   }
   // Composite runs after every other operation of a pipeline, so the changed base is made first.
   const { data, info } = await base.raw().toBuffer({ resolveWithObject: true });
-  const layers: Sharp.OverlayOptions[] = [];
+  const layers: OverlayOptions[] = [];
   if (inputs.mask) layers.push({ input: await promptPatch(inputs.mask, prompt, width, height, variant), left: 0, top: 0 });
   layers.push(...(await thumbnails(others, width, height)));
   const band = bandLayer(width, height);
@@ -50,7 +50,7 @@ async function promptPatch(mask: Buffer, prompt: string, width: number, height: 
 }
 
 /** The second and later images, each a fifth of the short side, left to right along the top while they fit. */
-async function thumbnails(images: Buffer[], width: number, height: number): Promise<Sharp.OverlayOptions[]> {
+async function thumbnails(images: Buffer[], width: number, height: number): Promise<OverlayOptions[]> {
   const side = Math.floor(Math.min(width, height) / 5);
   if (side < 4) return [];
   const fitting = images.slice(0, Math.floor(width / side));
@@ -65,7 +65,7 @@ async function thumbnails(images: Buffer[], width: number, height: number): Prom
 }
 
 /** The same yellow and black checker band as a generated sandbox image, along the bottom edge. */
-function bandLayer(width: number, height: number): Sharp.OverlayOptions | null {
+function bandLayer(width: number, height: number): OverlayOptions | null {
   const band = sandboxBand(width, height);
   const rows = height - band.top;
   if (rows <= 0) return null;

@@ -178,7 +178,7 @@ function blend(out: [number, number, number], over: Rgb, alpha: number): void {
 }
 
 function clamp01(value: number): number {
-  return value < 0 ? 0 : value > 1 ? 1 : value;
+  return Math.min(1, Math.max(0, value));
 }
 
 function hslToRgb(hue: number, saturation: number, lightness: number): Rgb {

@@ -1,6 +1,5 @@
 import { EDIT_IMAGE_COUNT_CEILING, loadedOnFirstUse } from "@orvado/core";
 import type { ProviderDefinition } from "../definition.ts";
-import { isGeminiModel } from "./size.ts";
 import { googleRefusal } from "./refusal.ts";
 
 export const google: ProviderDefinition = {
@@ -9,7 +8,6 @@ export const google: ProviderDefinition = {
   defaultBaseUrl: "https://generativelanguage.googleapis.com/v1beta",
   refusesWith4xxOnly: false,
   refusal: googleRefusal,
-  // Gemini takes input images but refuses a mask; Imagen takes none (the package throws and points at Vertex).
-  editSupport: (model) =>
-    isGeminiModel(model) ? { images: true, mask: false, maxImages: EDIT_IMAGE_COUNT_CEILING } : { images: false, mask: false, maxImages: 0 },
+  // Gemini takes input images but refuses a mask.
+  editSupport: () => ({ images: true, mask: false, maxImages: EDIT_IMAGE_COUNT_CEILING }),
 };

@@ -8,9 +8,4 @@ describe("Google refusals", () => {
     expect(googleRefusal({ candidates: [{ finishReason: "IMAGE_SAFETY" }] })).toBe("generation stopped (IMAGE_SAFETY)");
     expect(googleRefusal({ candidates: [{ finishReason: "STOP" }] })).toBeUndefined();
   });
-
-  it("reads Imagen's filter only when no prediction carries an image", () => {
-    expect(googleRefusal({ predictions: [{ raiFilteredReason: "filtered" }] })).toBe("filtered");
-    expect(googleRefusal({ predictions: [{ raiFilteredReason: "filtered" }, { bytesBase64Encoded: "AAAA" }] })).toBeUndefined();
-  });
 });

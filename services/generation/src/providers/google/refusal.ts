@@ -2,15 +2,12 @@ import { asObject, text, type Json } from "../refusal-parts.ts";
 
 const GOOGLE_REFUSAL_FINISH = new Set(["SAFETY", "IMAGE_SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION", "IMAGE_PROHIBITED_CONTENT"]);
 
-/** Gemini blocks the prompt or stops with a safety finish reason; Imagen filters every prediction. */
+/** Gemini blocks the prompt or stops with a safety finish reason. */
 export function googleRefusal(json: Json): string | undefined {
   const blockReason = text(asObject(json.promptFeedback).blockReason);
   if (blockReason && blockReason !== "BLOCK_REASON_UNSPECIFIED") return `prompt blocked (${blockReason})`;
   const candidate = asObject(Array.isArray(json.candidates) ? json.candidates[0] : undefined);
   const finish = text(candidate.finishReason);
   if (GOOGLE_REFUSAL_FINISH.has(finish)) return text(candidate.finishMessage) || `generation stopped (${finish})`;
-  const predictions = Array.isArray(json.predictions) ? json.predictions.map(asObject) : [];
-  const filtered = predictions.find((prediction) => typeof prediction.raiFilteredReason === "string");
-  if (filtered && !predictions.some((prediction) => typeof prediction.bytesBase64Encoded === "string")) return text(filtered.raiFilteredReason);
   return undefined;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { geminiSize, imagenSize } from "./size.ts";
+import { geminiSize } from "./size.ts";
 
 describe("Google size mapping", () => {
   it("gives Gemini the closest aspect ratio and the tier's image size", () => {
@@ -8,10 +8,5 @@ describe("Google size mapping", () => {
     expect(geminiSize({ width: 2048, height: 1365 })).toEqual({ aspectRatio: "3:2", imageSize: "2K" });
     expect(geminiSize({ width: 2520, height: 1080 })).toEqual({ aspectRatio: "21:9", imageSize: "2K" });
     expect(geminiSize({ width: 1080, height: 1350 })).toEqual({ aspectRatio: "4:5", imageSize: "1K" });
-  });
-
-  it("gives Imagen the closest ratio from its own list", () => {
-    expect(imagenSize({ width: 1536, height: 1024 })).toEqual({ aspectRatio: "4:3" });
-    expect(imagenSize({ width: 1024, height: 1792 })).toEqual({ aspectRatio: "9:16" });
   });
 });
