@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Tier } from "@orvado/proto";
 import { createLogger } from "@orvado/core";
-import { parseCatalog } from "./catalog.ts";
 import { ChannelPool, type ChannelPoolOptions, type SlotAnswer } from "./capacity.ts";
 import { openGenerationTestDb, twoChannelCatalog } from "./test-support.ts";
 import { countingStatements } from "@orvado/testkit";

@@ -8,7 +8,7 @@ import { FIELD_NAMES, generationRequestJsonSchema, MAX_PROMPT_CHARS, MAX_USER_CH
 
 type Property = { type?: unknown; anyOf?: Record<string, unknown>[]; [key: string]: unknown };
 /** The non-null alternative of an optional field. */
-const valueOf = (property: Property) => property.anyOf?.find((choice) => choice.type !== "null") ?? property;
+const nonNullAlternative = (property: Property) => property.anyOf?.find((choice) => choice.type !== "null") ?? property;
 
 describe("the request's JSON Schema", () => {
   const schema = generationRequestJsonSchema() as { properties: Record<string, Property>; required: string[]; additionalProperties: boolean };
@@ -30,10 +30,10 @@ describe("the request's JSON Schema", () => {
 
   it("states the contract's ranges and sets, the ones generation checks included", () => {
     expect(schema.properties.prompt).toMatchObject({ type: "string", minLength: 1, maxLength: MAX_PROMPT_CHARS });
-    expect(valueOf(schema.properties.n!)).toEqual({ type: "integer", minimum: 1, maximum: IMAGE_COUNT_CEILING });
-    expect(valueOf(schema.properties.output_compression!)).toEqual({ type: "integer", minimum: 0, maximum: 100 });
-    expect(valueOf(schema.properties.user!)).toMatchObject({ type: "string", minLength: 1, maxLength: MAX_USER_CHARS, pattern: "^\\P{Cc}*$" });
-    expect(valueOf(schema.properties.quality!)).toEqual({ type: "string", enum: [...QUALITIES] });
-    expect(valueOf(schema.properties.response_format!)).toEqual({ type: "string", enum: ["url", "b64_json"] });
+    expect(nonNullAlternative(schema.properties.n!)).toEqual({ type: "integer", minimum: 1, maximum: IMAGE_COUNT_CEILING });
+    expect(nonNullAlternative(schema.properties.output_compression!)).toEqual({ type: "integer", minimum: 0, maximum: 100 });
+    expect(nonNullAlternative(schema.properties.user!)).toMatchObject({ type: "string", minLength: 1, maxLength: MAX_USER_CHARS, pattern: "^\\P{Cc}*$" });
+    expect(nonNullAlternative(schema.properties.quality!)).toEqual({ type: "string", enum: [...QUALITIES] });
+    expect(nonNullAlternative(schema.properties.response_format!)).toEqual({ type: "string", enum: ["url", "b64_json"] });
   });
 });
