@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
  * A fresh directory for the images of one benchmarked Orvado, under the
  * checkout's `data/` as `npm start` keeps them (or under BENCH_DATA_DIR), not
  * under the system's temp directory: on this machine creating a file under /tmp
- * costs about 1.2 ms against 0.18 ms under the checkout, same disk and file
+ * costs several times what it costs under the checkout, same disk and file
  * system (docs/performance.md#the-machine), which measured /tmp, not Orvado.
  */
 export function benchDataDir(prefix: string): string {

@@ -11,7 +11,7 @@
 // spreads it over that many funded accounts and keys, as npm run bench's
 // 64-account target does (docs/performance.md#the-64-account-legs). Under load
 // the divisor is the answers counted in the window; the few requests still in
-// flight when it closes are settled and counted too (about 1%).
+// flight when it closes are settled and counted too (a small share).
 // pg_stat_wal is server-wide: anything else using the server is counted too.
 import pg from "pg";
 import { DEFAULT_DB_SERVER } from "./database.ts";

@@ -1,6 +1,6 @@
 // `npm run bench:idle`: what each service of the process stack (the four bundles as production runs
 // them) holds in memory with nothing to do: started on a fresh database, two accounts made, then 8 s
-// idle. Prints each service's RSS (anonymous and file-backed: Node's own binary is about 40 MiB of
+// idle. Prints each service's RSS (anonymous and file-backed: Node's own binary is a large part of
 // the latter in every process) and the mappings that hold the most, and the sum.
 import { readFileSync } from "node:fs";
 import { startUpstream, writeBenchCatalog } from "./servers.ts";

@@ -63,8 +63,8 @@ const WITH_ORVADO = process.env.BENCH_ORVADO !== "0";
 const SPREAD_ACCOUNTS = Number(process.env.BENCH_SPREAD_ACCOUNTS ?? 64);
 // A comma followed by a space is part of a name ("Orvado, 64 accounts"), not a separator.
 const ONLY_TARGETS = process.env.BENCH_TARGETS?.split(/,(?! )/);
-// Long enough for V8 to optimise the hot paths: with 3 s, Orvado's first c=1 round
-// ran about a quarter slower than its third.
+// Long enough for V8 to optimise the hot paths: with a few seconds, Orvado's first
+// c=1 round ran slower than its third.
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
 const started = Date.now();
 

@@ -1,7 +1,7 @@
 import { randomBytes, randomFillSync } from "node:crypto";
 
 // Ids are drawn from a pool of random bytes filled 4 kB at a time: a request takes
-// several ids, and one randomBytes call per id was about 1% of the event loop at
+// several ids, and one randomBytes call per id showed in the event loop's profile at
 // 100 connections. The bytes are the same CSPRNG's; each is handed out once.
 const POOL_BYTES = 4096;
 const pool = Buffer.alloc(POOL_BYTES);

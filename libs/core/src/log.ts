@@ -23,8 +23,8 @@ const REDACT = [
 // Each batch is written synchronously, as Node writes its own standard output to a
 // pipe on Linux: a batch written through the thread pool could still be in flight
 // when process.exit ran the exit handler, and was then lost while the lines after it
-// were written (1 run in 8 of log.test.ts's 200 lines lost its first 42). pino flushes
-// only an asynchronous destination at exit, so this one flushes its own last batch.
+// were written (log.test.ts caught it; docs/design-choices.md#log-lines-in-batches-written-synchronously).
+// pino flushes only an asynchronous destination at exit, so this one flushes its own last batch.
 const BATCH_BYTES = 4096;
 const FLUSH_MS = 200;
 let stdout: ReturnType<typeof pino.destination> | undefined;

@@ -8,8 +8,9 @@ import { openPgDb } from "./pg-db.ts";
  */
 export async function openDb(location: string, options: { maxConnections?: number } = {}): Promise<Db> {
   if (/^postgres(ql)?:\/\//.test(location)) return openPgDb(location, options.maxConnections ?? poolMaxFromEnv());
-  // Loaded only when used: PGlite's module alone adds about 40 MB to a process, and a
-  // service on a PostgreSQL server (every production process) never needs it.
+  // Loaded only when used: PGlite's module alone adds tens of MB to a process, and a
+  // service on a PostgreSQL server (every production process) never needs it
+  // (docs/design-choices.md#bundles-run-with-plain-node).
   const { openPgliteDb } = await import("./pglite-db.ts");
   if (location === "memory://") return openPgliteDb();
   mkdirSync(location, { recursive: true });

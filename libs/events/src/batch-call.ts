@@ -4,9 +4,8 @@ import type { DeliveredMessage, SubscribeOptions } from "./types.ts";
 /**
  * The most messages one handleBatch call gets, on every adapter. Billing settles a
  * batch in one statement and one commit, so under load larger batches carry more
- * captures per commit: with 128 concurrent requests, 500 gave 3,697-4,100
- * reserve+capture pairs/s against 3,038-3,118 with 100, and a capture lagged its
- * request by 220 ms instead of 600 (bench:ledger, alternating; docs/performance.md#measured-design-choices).
+ * captures per commit: more reserve+capture pairs a second than batches of 100,
+ * and captures lag their requests less (docs/design-choices.md#outbox-and-consumers-in-batches).
  */
 export const MAX_BATCH_MESSAGES = 500;
 

@@ -9,7 +9,7 @@ import RequestQueue from "kafkajs/src/network/requestQueue/index.js";
  * second for as long as it stays open. Upstream, open:
  * https://github.com/tulios/kafkajs/issues/1556 and
  * https://github.com/tulios/kafkajs/issues/1704.
- * docs/performance.md#the-kafkajs-timer-loop measures what that cost.
+ * docs/design-choices.md#kafkajs-timer says what that cost.
  *
  * The replacement schedules a check only for what can need one: requests
  * waiting to be sent (after the throttle, or kafkajs's 10-ms retry once it is

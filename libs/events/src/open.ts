@@ -17,7 +17,7 @@ export interface OpenEventStreamOptions {
 export async function openEventStream(options: OpenEventStreamOptions): Promise<EventStream> {
   const brokers = (options.kafka?.brokers ?? []).map((broker) => broker.trim()).filter(Boolean);
   if (options.kafka && brokers.length > 0) {
-    // Loaded only when used, like PGlite in @orvado/db: kafkajs is about 8 MB per process.
+    // Loaded only when used, like PGlite in @orvado/db: kafkajs costs memory in every process that loads it.
     const { openKafkaStream } = await import("./kafka.ts");
     return openKafkaStream({ settings: { ...options.kafka, brokers }, clientId: options.clientId ?? "orvado", logger: options.logger });
   }

@@ -34,8 +34,8 @@ export class Alarm {
  * round carries the events of many requests. Settlement is behind the client's
  * answer, so no client waits for it; a cost record reads `pending` that much
  * longer. Each round is several statements and wake-ups on the cores the next
- * requests need: against 10 ms, 100 ms took 12–15% off the one-connection p50
- * and added 5–9% at 100 connections (docs/performance.md#measured-design-choices).
+ * requests need: a longer linger than a few ms lowered the one-connection p50 and
+ * raised throughput at 100 connections (docs/design-choices.md#outbox-and-consumers-in-batches).
  */
 export const DEFAULT_LINGER_MS = 100;
 

@@ -40,9 +40,9 @@ export interface InternalClientOptions {
  * unary included, through a pipe of async generators that stay suspended for as
  * long as the call is open, while its Connect-protocol unary handler reads the
  * one message and calls the method. A job's CreateImage call is open for the
- * whole generation (10-70 s): in the soak, generation's heap with 10,000 jobs
- * open fell from 892 to 584 MB and the peak RSS of the four services from
- * 1,977-2,066 to 1,566 MiB (docs/performance.md#measured-design-choices).
+ * whole generation (10-70 s), so in the soak generation's heap with its jobs
+ * open and the four services' peak RSS both fell with the Connect protocol
+ * (docs/design-choices.md#calls-between-services).
  */
 export function internalClient<T extends DescService>(
   service: T,

@@ -30,7 +30,7 @@ export interface RpcServer {
 /**
  * What a caller asked wrongly (an unknown id, a bad argument): an expected refusal,
  * which the caller answers and logs itself. Logging each with its stack let a public
- * lookup of random ids fill the disk (about 1 kB a miss).
+ * lookup of random ids fill the disk (a stack trace a miss).
  */
 const CALLER_ERRORS: ReadonlySet<Code> = new Set([
   Code.InvalidArgument,

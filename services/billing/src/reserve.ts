@@ -34,7 +34,7 @@ const RESERVE_HOLDS = reserveStatement("reserve_holds");
 /**
  * A hold alone (every reservation at one connection) is billing.reserve_hold itself:
  * the batch's loop around it costs more than the call inside it (pgbench at one
- * client on one database, docs/performance.md#measured-design-choices).
+ * client on one database; docs/design-choices.md#shared-statements).
  */
 const RESERVE_ONE = prepareStatement(
   "SELECT 1 AS item, h.* FROM billing.reserve_hold($1, $2, $3, $4::bigint, $5, $6, $7, $8::int, $9::timestamptz, $10::bigint, $11, $12, $13, $14::bytea) AS h",

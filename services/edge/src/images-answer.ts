@@ -13,8 +13,8 @@ const B64_CLOSE = '"}';
 /**
  * The answer as UTF-8 JSON bytes, written straight into one Buffer. A `b64_json`
  * value that is plain base64 is copied in as it is: JSON.stringify would scan
- * every character for one to escape (31 µs for the benchmark's 21-kB string,
- * milliseconds for a photo's 4 MB), where base64 never has one, and a string
+ * every character for one to escape (its cost grows with the image, to
+ * milliseconds for a photo-sized one), where base64 never has one, and a string
  * built by concatenation would be copied twice more on its way out (flattened,
  * then encoded for the socket). Anything else goes through JSON.stringify, so the
  * body is valid JSON whatever generation sent.

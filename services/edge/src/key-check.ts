@@ -14,7 +14,7 @@ const BEARER = /^Bearer(?:[ \t]+(\S*))?[ \t]*$/i;
  * therefore stops working within that moment. Requests that find no answer while
  * auth is already being asked about the same key wait for that call instead of
  * making their own: at 100 connections on one key, every expiry of the answer
- * had sent about 30 calls (and key lookups in PostgreSQL) where one does.
+ * had sent dozens of calls (and key lookups in PostgreSQL) where one does.
  */
 export class KeyChecker {
   readonly #cache = new Map<string, { check: KeyCheck; until: number }>();

@@ -11,7 +11,7 @@
  * Why: answers that come back faster than the machine stores them (a hundred
  * photo-sized answers, or thousands of held jobs answered together) were each read,
  * decoded as text, parsed and decoded from base64 as they came, all at once
- * (docs/performance.md#the-answer-gate).
+ * (docs/design-choices.md#answer-gate).
  */
 export interface AnswerGateLimits {
   /** Answers admitted at once (those of the jobs between their upstream answer and their stored images). */

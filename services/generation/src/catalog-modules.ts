@@ -7,10 +7,9 @@ import { providerDefinition } from "./providers/registry.ts";
  * package, and sharp when a channel is the sandbox (it draws every image with it). The
  * others stay unloaded (docs/architecture.md, "What a process does not use, it does not
  * load"). Loading them on a first job instead left the first jobs of a burst waiting for
- * the module loader on a busy event loop: in the 10,000-request soak the first upstream
- * request went out 16-25 s after generation started instead of 12-14 s, and the answers
- * then came back bunched
- * (docs/performance.md#measured-design-choices). Sharp is still loaded on first use
+ * the module loader on a busy event loop: in the soak the first upstream request went
+ * out seconds later, and the answers then came back bunched
+ * (docs/design-choices.md#bundles-run-with-plain-node). Sharp is still loaded on first use
  * by anything else that needs it (resizing an answer of another size, JPEG or WebP output, edits).
  */
 export async function loadCatalogModules(catalog: Catalog, loaders: CatalogModuleLoaders = REAL_LOADERS): Promise<string[]> {

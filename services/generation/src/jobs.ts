@@ -50,7 +50,7 @@ const refused = (value: Refusal): CreateImageReply => ({ result: { case: "refusa
 // Billing answers the reservations that arrive while one of its statements runs in
 // the next statement (reserve_holds), so calls in flight cost it no connections; the
 // gate only bounds a burst's queue in billing, and is set well above the connections
-// a busy edge keeps open (docs/performance.md#measured-design-choices).
+// a busy edge keeps open (docs/design-choices.md#shared-statements).
 const RESERVE_CALLS_IN_FLIGHT = 256;
 
 export class JobRunner {
@@ -225,8 +225,8 @@ export class JobRunner {
       answerPlace.release();
       this.deps.metrics?.stepTook("store", stepStart);
       stepStart = performance.now();
-      // The slot and the lease go back in the success's own statement (job-store.ts), or the
-      // slot stays taken for this process's next job on the channel (kept-slots.ts).
+      // The slot and the lease go back in the success's own statement (job-store.ts); a slot
+      // that statement cannot carry is released on its own when the job ends.
       const handOff = slot.handOff();
       const finishedAt = await this.#jobSuccesses.call({ ids, images: stored, slot: handOff, leased: lease.held });
       if (handOff) slot.handedOff();

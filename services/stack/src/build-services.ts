@@ -2,8 +2,8 @@
 // imports into services/<name>/dist/main.mjs, which production (deploy/Dockerfile)
 // and the process stack (fault injection, soak) run with plain `node`.
 //
-// Why: running TypeScript through tsx costs each process a loader thread (about
-// 40 MB of RSS, measured) and, on a cold cache, an esbuild child. Packages from
+// Why: running TypeScript through tsx costs each process a loader thread (and its
+// RSS) and, on a cold cache, an esbuild child (docs/design-choices.md#bundles-run-with-plain-node). Packages from
 // node_modules stay external (native addons, lazy imports); only @orvado/* code
 // is bundled. The bundle sits one directory below the service root, as src/
 // does, so paths taken relative to a src/ file (migrations, SQL functions, the console's files)
@@ -99,11 +99,10 @@ export async function buildService(name: BundledService): Promise<string> {
 /**
  * The whole stack in one process (npm start, the benchmarks' Orvado): `entry`
  * (a .ts file) and all the workspace code it imports, bundled into `outdir` as
- * <entry's name>.mjs, run with plain node. The same code through tsx took about
- * 13% more CPU per request at 100 connections, in nine alternating pairs (tsx
- * compiles with keepNames: every closure made on the hot path is also named
- * through Object.defineProperty, 2% of a profile;
- * docs/performance.md#measured-design-choices). Must be written inside this
+ * <entry's name>.mjs, run with plain node. The same code through tsx took more CPU
+ * per request at 100 connections (tsx compiles with keepNames: every closure made on
+ * the hot path is also named through Object.defineProperty;
+ * docs/design-choices.md#bundles-run-with-plain-node). Must be written inside this
  * repository: its packages are found from node_modules above it.
  */
 export async function bundleOneProcess(entry: string, outdir: string): Promise<string> {

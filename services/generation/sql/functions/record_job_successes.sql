@@ -6,7 +6,7 @@
 --
 -- A function, not a statement with a dozen parameters, so that PostgreSQL plans
 -- it once per session: prepared as one statement it was planned again at every
--- call (0.26 ms of its 0.50 ms at one connection), since a custom plan for the
+-- call (about half its time at one connection), since a custom plan for the
 -- values given looked cheaper than a generic one. The generic plans here look
 -- rows up by their keys (enable_seqscan off), whatever the tables' sizes when
 -- the plans were made.

@@ -12,8 +12,8 @@
 --
 -- Plain index scans only: slots come and go all the time, and a bitmap scan
 -- visits every dead index entry until vacuum, where a plain index scan marks
--- them dead once and skips them after (pgbench with 80,000 dead rows: 0.4 ms
--- against 3 ms a take; bench/channel-slots.pgbench.sql).
+-- them dead once and skips them after (with many dead rows a take is several
+-- times faster; bench/channel-slots.pgbench.sql measures it).
 CREATE OR REPLACE FUNCTION generation.take_channel_slots(
   p_slots TEXT[], p_holder TEXT, p_channels TEXT[], p_capacities INT[], p_failure_threshold INT, p_ttl_ms BIGINT
 ) RETURNS TABLE (slot_id TEXT, channel_key TEXT, refused TEXT, retry_after_ms BIGINT, room_left INT) LANGUAGE plpgsql

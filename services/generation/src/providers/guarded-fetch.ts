@@ -69,7 +69,7 @@ function baseUrlOf(baseUrl: string): URL {
 /**
  * The request's headers as a plain record with lower-case names (what node:http
  * takes), without credentials when the URL is off the channel's site. A Headers
- * object here cost a held job about 300 bytes (Headers, its list and Map); the
+ * object here cost every held job memory (Headers, its list and Map); the
  * AI SDK packages pass plain records, the other forms are read as Headers reads them.
  */
 function headerRecord(given: RequestInit["headers"], dropCredentials: boolean): Record<string, string> {
@@ -98,9 +98,9 @@ function tooLargeAsFailure(error: unknown): never {
 /**
  * The channel's own API (or a channel allowed onto private addresses): any
  * address, through node:http like pinned-fetch. A job waits on this call for
- * as long as the upstream takes; node:http holds about 11 kB of heap per call in
- * flight where fetch (undici) holds about 32 kB, and costs about a third of the
- * CPU per call (docs/performance.md#measured-design-choices). Bodies node:http cannot send as they are
+ * as long as the upstream takes; node:http holds less heap per call in flight than
+ * fetch (undici) and costs less CPU per call
+ * (docs/design-choices.md#upstream-calls-through-nodehttp). Bodies node:http cannot send as they are
  * (form data, blobs, streams) still go through fetch.
  */
 async function trustedFetch(url: URL, request: PinnedInit, init: RequestInit | undefined): Promise<Answer> {

@@ -4,10 +4,9 @@
 // json(), arrayBuffer(), bytes() and blob() read the bytes themselves, and body
 // is a stream that hands over those same bytes as its one chunk, made only when
 // asked for. The packages read answers either way: @ai-sdk/openai-compatible's
-// provider-utils through body's reader, others with text(). Per 49-kB answer
-// (20,000 in a loop, process.cpuUsage()): text() 26-34 µs of CPU through a
-// Response against 4.5-6.4 µs here; read through body, 30-36 against 20-22 µs, and
-// one copy of the bytes fewer (docs/performance.md#measured-design-choices).
+// provider-utils through body's reader, others with text(). Either way this costs
+// less CPU than a Response, with one copy of the bytes fewer
+// (docs/design-choices.md#upstream-calls-through-nodehttp).
 const utf8 = new TextDecoder();
 
 /** Response's own members that ReadResponse keeps; its body and the ways to read it are ReadResponse's. */

@@ -100,8 +100,8 @@ async function fitAll(images: Uint8Array[], request: UpstreamRequest, errors: un
  * contexts (docs/performance.md#where-the-memory-goes), and CPU on every call.
  * What it did that the gateway relies on is kept here: an edit's images as the
  * model's files, no images at all as NoImageGeneratedError, and base64 images
- * decoded (with Buffer's native decoder, not the SDK's per-byte JavaScript one:
- * about 100 ms of event loop for a 1.5-MB image against 0.8 ms).
+ * decoded (with Buffer's native decoder, not the SDK's per-byte JavaScript one,
+ * which held the event loop far longer for a large image).
  */
 function imagesFrom(call: PreparedCall, request: UpstreamRequest, count: number, signal: AbortSignal): PromiseLike<Uint8Array[]> {
   const edit = request.edit;
@@ -124,7 +124,7 @@ const NO_PROVIDER_OPTIONS = Object.freeze({});
 
 /**
  * The images of one model call as bytes; an answer without any is an error, as generateImage
- * made it (the `ai` package, about 2.6 MB of heap, is loaded only for that error).
+ * made it (the `ai` package, megabytes of heap, is loaded only for that error).
  */
 async function imageBytesOf(result: Awaited<ReturnType<ImageModel["doGenerate"]>>): Promise<Uint8Array[]> {
   if (result.images.length === 0) {

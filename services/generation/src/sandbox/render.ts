@@ -11,9 +11,9 @@ export const MAX_SANDBOX_SIDE = 4096;
 // JavaScript loop stays tiny and a 4096x4096 image never sits in memory raw.
 const CANVAS_MAX_SIDE = 512;
 
-// Adaptive filtering roughly halves the file for these smooth gradients (about
-// 1.5 MB instead of 3.3 MB at 4096x4096); a moderate zlib level keeps encode
-// time near one second, where higher levels barely shrink the file further.
+// Adaptive filtering roughly halves the file for these smooth gradients; a
+// moderate zlib level keeps the encode time short, where higher levels barely
+// shrink the file further.
 export const PNG_OPTIONS = { compressionLevel: 4, adaptiveFiltering: true } as const;
 
 export const SANDBOX_EXIF = {

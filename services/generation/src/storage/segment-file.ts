@@ -4,8 +4,8 @@ import { newSegmentName } from "./segment-record.ts";
 
 // One segment file being written by this process: records go in at offsets
 // handed out in order, and their writes and their flushes to disk are shared. A new
-// file with its own fsync cost 0.3–0.8 ms of CPU per image at 100 connections
-// (docs/performance.md#measured-design-choices); one fdatasync now covers every
+// file with its own fsync cost thread-pool CPU and a disk flush per image
+// (docs/design-choices.md#segment-files-with-a-shared-fdatasync); one fdatasync now covers every
 // record written before it started, and the records that arrive while a write is
 // in the thread pool go together in the next one (a pwritev per run of adjacent
 // records), so a burst of images costs a few trips through the thread pool, not
