@@ -8,7 +8,9 @@ import { validateImageRequest } from "./validate.ts";
 // where every channel's provider takes them; the output fields' closed sets. In process.
 
 const channel = (name: string, provider: string) =>
-  provider === "sandbox" ? { name, provider, capacity: 1 } : { name, provider, upstreamModel: "m", apiKeyEnv: "K", baseUrl: "https://example.test/v1", capacity: 1 };
+  provider === "sandbox"
+    ? { name, provider, capacity: 1 }
+    : { name, provider, upstreamModel: provider === "google" ? "gemini-2.5-flash-image" : "m", apiKeyEnv: "K", baseUrl: "https://example.test/v1", capacity: 1 };
 const catalog = parseCatalog({
   models: [
     { id: "openai-only", family: "alpha", tiers: ["1K"], channels: [channel("a", "openai"), channel("b", "openai-compatible")] },
