@@ -7,7 +7,7 @@ import type { RpcServer } from "./server.ts";
 import { startBillingStandIn, TEST_SECRET as SECRET, type SeenCall } from "./test-support.ts";
 
 // The same rules on both paths an internal client takes to a server in this
-// process: "colocated" goes through Connect's router transport (no socket),
+// process: "colocated" goes in-process (no socket; unary calls via direct-transport.ts),
 // "http2" through Connect's Node client to the server's Node adapter over
 // loopback HTTP/2 (Connect protocol, binary protobuf).
 

@@ -10,7 +10,7 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
 });
 
-// Which path an internal client takes, call by call: Connect's router transport
+// Which path an internal client takes, call by call: in-process (direct-transport.ts)
 // while a server for its URL runs in this process, loopback HTTP/2 otherwise.
 // client.test.ts checks that both paths keep the same rules.
 

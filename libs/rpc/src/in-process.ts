@@ -1,12 +1,17 @@
 import { createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
+import type { DescMessage, DescMethodUnary } from "@bufbuild/protobuf";
+import { callDirect, unaryImplementations } from "./direct-transport.ts";
 
 // Co-located services call each other without a socket. When the embedded stack
-// runs auth, billing, generation and the edge in one process, a call goes through
-// Connect's router transport: the same Connect protocol, handlers and server
-// interceptors (the shared secret, failure logging) as the server's network
-// listener, so error codes, deadlines, aborts and request headers behave as they
-// do over HTTP/2; only the socket is skipped. Every server keeps listening on its
-// port for callers in other processes.
+// runs auth, billing, generation and the edge in one process, a unary call hands
+// over copies of its messages (direct-transport.ts), since encoding it for
+// Connect's router transport costs much of the stack's throughput
+// (docs/design-choices.md#calls-between-services); a streaming call, or a method
+// the server's routes lack, goes through the router transport. Either way it runs
+// through the server's interceptors (the shared secret, failure logging), and
+// error codes, deadlines, aborts, request headers and readMaxBytes behave as they
+// do over HTTP/2. Every server keeps listening on its port for callers in other
+// processes.
 
 export interface LocalServer {
   routes: (router: ConnectRouter) => void;
@@ -50,20 +55,43 @@ function routerTransport(server: LocalServer, clientInterceptors: Interceptor[])
  */
 export function colocatedTransport(baseUrl: string, network: Transport, clientInterceptors: Interceptor[]): Transport {
   const url = new URL(baseUrl);
-  // One router transport per server instance: a server restarted on the same port gets a new one.
-  const inProcess = new WeakMap<LocalServer, Transport>();
-  const pick = (): Transport => {
+  // One set of local calls per server instance: a server restarted on the same port gets a new one.
+  const inProcess = new WeakMap<LocalServer, LocalCalls>();
+  const pick = (): LocalCalls | undefined => {
     const server = localServerFor(url);
-    if (!server) return network;
+    if (!server) return undefined;
     let local = inProcess.get(server);
     if (!local) {
-      local = routerTransport(server, clientInterceptors);
+      local = { server, router: routerTransport(server, clientInterceptors), unary: unaryImplementations(server.routes) };
       inProcess.set(server, local);
     }
     return local;
   };
   return {
-    unary: (method, signal, timeoutMs, header, input, contextValues) => pick().unary(method, signal, timeoutMs, header, input, contextValues),
-    stream: (method, signal, timeoutMs, header, input, contextValues) => pick().stream(method, signal, timeoutMs, header, input, contextValues),
+    unary: (method, signal, timeoutMs, header, input, contextValues) => {
+      const local = pick();
+      const implementation = local?.unary.get(method);
+      if (!local || !implementation) return (local?.router ?? network).unary(method, signal, timeoutMs, header, input, contextValues);
+      return callDirect({
+        method: method as unknown as DescMethodUnary<DescMessage, DescMessage>,
+        implementation,
+        clientInterceptors,
+        serverInterceptors: local.server.interceptors,
+        readMaxBytes: local.server.readMaxBytes,
+        signal,
+        timeoutMs,
+        header,
+        input: input as never,
+        contextValues,
+      }) as never;
+    },
+    stream: (method, signal, timeoutMs, header, input, contextValues) => (pick()?.router ?? network).stream(method, signal, timeoutMs, header, input, contextValues),
   };
+}
+
+interface LocalCalls {
+  server: LocalServer;
+  /** Streaming calls (and any method the server's routes do not implement, answered as on the network). */
+  router: Transport;
+  unary: ReturnType<typeof unaryImplementations>;
 }

@@ -63,7 +63,7 @@ function logFailures(logger: Logger): Interceptor {
 /**
  * A Connect server speaking gRPC (and Connect) over cleartext HTTP/2, with
  * grpc.health.v1, through Connect's Node adapter; callers in this process reach
- * the same routes and interceptors through Connect's router transport (in-process.ts).
+ * the same routes and interceptors in-process (in-process.ts).
  */
 export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
   const health = new HealthState(options.serviceNames);

@@ -17,7 +17,7 @@ export interface SeenCall {
 /**
  * A billing stand-in whose GetCost tells the caller how the call came: the
  * request id comes back with the host the handler saw ("in-memory" for an
- * in-process call through Connect's router transport), and model "secret-seen" when the shared secret arrived.
+ * in-process call), and model "secret-seen" when the shared secret arrived.
  * Request ids "missing", "hang" and "crash" answer NOT_FOUND (with metadata),
  * never, and with a plain TypeError.
  */
