@@ -51,17 +51,6 @@ export interface MixJob {
   delayMs: number;
 }
 
-/** mulberry32: a small, fast, seeded source of numbers in [0, 1); the same seed gives the same sequence. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 function pickWeighted<T extends string>(weights: Record<T, number>, random: () => number): T {
   const entries = Object.entries(weights) as [T, number][];

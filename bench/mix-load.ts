@@ -5,7 +5,8 @@
 // answer's time, the download not included. Bodies are counted and dropped.
 import { Agent } from "node:http";
 import { exchange, type Exchange } from "./photo-load.ts";
-import { drawJob, jobBody, seededRandom, type MixJob, type MixModel } from "./mix-jobs.ts";
+import { seededRandom } from "@orvado/testkit/seeded-random";
+import { drawJob, jobBody, type MixJob, type MixModel } from "./mix-jobs.ts";
 
 export interface MixTarget {
   /** The generation endpoint. */

@@ -4,7 +4,8 @@
 // prompt markers are read back by the fake upstream's own parser.
 import { describe, expect, it } from "vitest";
 import { REFUSED_MODEL, readMixMarkers } from "./fake-upstream.ts";
-import { drawJob, jobBody, modelsOfPrices, seededRandom, specSeconds, type MixJob } from "./mix-jobs.ts";
+import { seededRandom } from "@orvado/testkit/seeded-random";
+import { drawJob, jobBody, modelsOfPrices, specSeconds, type MixJob } from "./mix-jobs.ts";
 import { addedP99Ms, cpuSecondsPer1000, legMedians, type RoundFigures } from "./mix-figures.ts";
 import { median } from "./stats.ts";
 

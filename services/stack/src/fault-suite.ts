@@ -10,6 +10,7 @@ import { BILLING_TOPIC, kafkaSettings, openEventStream, type EventStream } from 
 import { openImageStore, type ImageStore } from "@orvado/generation";
 import { startLocalBroker, type LocalBroker, type LocalBrokerOptions } from "@orvado/kafka-local";
 import { freshDatabase, testRunsOnKafka, type FreshDatabase } from "@orvado/testkit";
+import { seededRandom } from "@orvado/testkit/seeded-random";
 import { ProcessStack, SERVICE_NAMES, freePort, type ProcessName } from "./process-stack.ts";
 
 // Issue E §4: while jobs run, kill -9 each service process (and cut every
@@ -33,17 +34,6 @@ const STREAM = ON_KAFKA ? "Kafka" : "the Postgres log";
 type Target = ProcessName | "postgres" | "kafka";
 const LEDGER_GROUP = "billing-ledger";
 
-/** mulberry32: seeded, so a failing run can be replayed with FAULT_SEED. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -73,7 +63,7 @@ export interface FaultSuiteOptions {
 
 /** The fault-injection suite on the stream of the test project (faults.test.ts, faults-replicated.kafka.test.ts). */
 export function describeFaultInjection(options: FaultSuiteOptions): void {
-  const random = seeded(SEED);
+  const random = seededRandom(SEED);
 
   let database: FreshDatabase;
   let db: Db;
