@@ -24,6 +24,20 @@ export interface UpstreamRequest {
   /** OpenAI's background and moderation; set only for models whose every provider takes them (validate.ts). */
   background?: string | undefined;
   moderation?: string | undefined;
+  /** Partial images the client asked for (`partial_images`, 0–3); providers that stream renders send at most this many. */
+  partialImages?: number;
+}
+
+/**
+ * What a running upstream job reports before its images (docs/api.md#streaming): how far
+ * it is, and a preview render where the backend makes one (OpenAI's partial images,
+ * ComfyUI's and A1111's previews). Either may be absent.
+ */
+export interface UpstreamProgress {
+  /** 0–1, where the backend counts its steps. */
+  fraction?: number;
+  /** A preview render as the backend sent it. */
+  preview?: { bytes: Uint8Array; mediaType: "image/png" | "image/jpeg" | "image/webp" };
 }
 
 /** Everything one provider needs to make the image model call for a channel. */
@@ -35,6 +49,8 @@ export interface FactoryInput {
   request: UpstreamRequest;
   /** Polled providers poll at most this long (the job's own limit). */
   jobTimeoutMs: number;
+  /** Called as the upstream job advances; providers that see no progress never call it. */
+  onProgress?: (progress: UpstreamProgress) => void;
 }
 
 export interface PreparedCall {
