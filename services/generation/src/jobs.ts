@@ -12,6 +12,7 @@ import { CallGate } from "./call-gate.ts";
 import { ANSWER_GATE_LIMITS, AnswerGate, type AnswerPass } from "./answer-gate.ts";
 import { jobStartWriter, jobSuccessWriter, recordJobChannel, recordJobFailure, type JobStart, type JobSuccess, type StoredImage } from "./job-store.ts";
 import { generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
+import type { UpstreamProgress } from "./providers/types.ts";
 import type { ImageStore } from "./storage/store.ts";
 import { storedImageLink } from "./storage/signed-links.ts";
 import { encodeImage } from "./output-format.ts";
@@ -41,6 +42,14 @@ export interface JobDeps {
 }
 
 const refused = (value: Refusal): CreateImageReply => ({ result: { case: "refusal", value } });
+
+/** Who follows a job while it runs, besides the caller awaiting its answer: a stream, an async submit. */
+export interface JobObserver {
+  /** The job is recorded as running and its upstream is about to be asked. Never called for a job refused before. */
+  started?(): void;
+  /** The upstream's progress and previews (providers/types.ts UpstreamProgress), as they come. */
+  progress?(progress: UpstreamProgress): void;
+}
 
 /**
  * The job lifecycle: validate → take a channel slot → reserve → write the job's
@@ -90,12 +99,12 @@ export class JobRunner {
   }
 
   /** With an Idempotency-Key, a retry attaches to its original request instead of starting a job (idempotency.ts). */
-  async createImage(req: CreateImageRequest): Promise<CreateImageReply> {
-    if (req.idempotencyKey) return this.#idempotency.run(req, () => this.#createImage(req));
-    return this.#createImage(req);
+  async createImage(req: CreateImageRequest, observer?: JobObserver): Promise<CreateImageReply> {
+    if (req.idempotencyKey) return this.#idempotency.run(req, () => this.#createImage(req, observer));
+    return this.#createImage(req, observer);
   }
 
-  async #createImage(req: CreateImageRequest): Promise<CreateImageReply> {
+  async #createImage(req: CreateImageRequest, observer?: JobObserver): Promise<CreateImageReply> {
     const validation = validateImageRequest(req, this.deps.catalog, this.deps.config.maxImagesPerRequest);
     if (!validation.ok) return refused(validation.refusal);
     const { spec } = validation;
@@ -129,7 +138,7 @@ export class JobRunner {
     }
     const { slot } = admitted;
     const start: JobStart = { ids, spec, responseFormat: ResponseFormat[req.responseFormat] ?? "URL", channel: slot.channel.name };
-    const job = this.#run(start, req.responseFormat, slot, lease).finally(releaseLease);
+    const job = this.#run(start, req.responseFormat, slot, lease, observer).finally(releaseLease);
     this.#inFlight.add(job);
     job.finally(() => this.#inFlight.delete(job)).catch(() => {});
     return job;
@@ -198,7 +207,7 @@ export class JobRunner {
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
   }
 
-  async #run(start: JobStart, format: ResponseFormat, firstSlot: ChannelSlot, lease: { held: boolean }): Promise<CreateImageReply> {
+  async #run(start: JobStart, format: ResponseFormat, firstSlot: ChannelSlot, lease: { held: boolean }, observer?: JobObserver): Promise<CreateImageReply> {
     const { ids, spec } = start;
     // The job's 'running' row, before the upstream is asked: a job that cannot be recorded is not run.
     const written = await settle(this.#jobStarts.call(start));
@@ -206,6 +215,7 @@ export class JobRunner {
       await firstSlot.release();
       return this.#notStarted(ids.requestId, written.error);
     }
+    observer?.started?.();
     const log = jobLog(this.deps.logger, ids.requestId, spec.model.id);
     const { signal, clear: clearDeadline } = jobDeadline(this.deps.config.jobTimeoutMs);
     const jobEnded = this.deps.metrics?.jobStarted(spec.model.id, firstSlot.channel.name);
@@ -214,7 +224,7 @@ export class JobRunner {
     const answerPlace = this.answerGate.pass();
     try {
       let stepStart = performance.now();
-      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, answerPlace);
+      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, answerPlace, observer?.progress?.bind(observer));
       this.deps.metrics?.stepTook("upstream", stepStart);
       if (!outcome.ok) metricOutcome = outcome.kind === "refused" ? "refused" : "failed";
       if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused");
@@ -268,13 +278,14 @@ export class JobRunner {
     onSwitch: (slot: ChannelSlot) => void,
     log: JobLog,
     answerPlace: AnswerPass,
+    onProgress?: (progress: UpstreamProgress) => void,
   ): Promise<UpstreamOutcome> {
     const tried = new Set<string>([first.key, ...cannotRun(spec)]);
     let slot = first;
     for (;;) {
       let outcome: UpstreamOutcome;
       try {
-        outcome = await generateOnChannel(slot.channel, slot.apiKey, this.#upstreamRequest(spec), signal, this.deps.config, answerPlace);
+        outcome = await generateOnChannel(slot.channel, slot.apiKey, this.#upstreamRequest(spec), signal, this.deps.config, answerPlace, onProgress);
       } catch (error) {
         // Only the job's own deadline ends here; anything else thrown is a failure of this channel.
         slot.failed();

@@ -4,7 +4,7 @@ import { generateWithSandbox } from "../sandbox/provider.ts";
 import { guardedFetch } from "./guarded-fetch.ts";
 import { UpstreamRefusal } from "./errors.ts";
 import { fitToSize } from "./fit.ts";
-import type { ImageModel, PreparedCall, UpstreamRequest } from "./types.ts";
+import type { ImageModel, PreparedCall, UpstreamProgress, UpstreamRequest } from "./types.ts";
 import { PROVIDERS } from "./registry.ts";
 import type { AnswerPass, HeldBackReader } from "../answer-gate.ts";
 
@@ -34,6 +34,8 @@ export async function generateOnChannel(
   settings: UpstreamSettings,
   /** The job's place for its answers (answer-gate.ts); without one, answers are read as they come. */
   answerPlace?: AnswerPass,
+  /** The job's progress listener (jobs.ts JobObserver); providers that see no progress never call it. */
+  onProgress?: (progress: UpstreamProgress) => void,
 ): Promise<UpstreamOutcome> {
   if (channel.provider === "sandbox") {
     const { prompt, width, height, n, edit } = request;
@@ -61,7 +63,7 @@ export async function generateOnChannel(
     // Reads held back are the gateway's wait too: the answer may be there, unread.
     holdBack: answerPlace && ((reader) => answerPlace.holdBack(pausingClock(reader, () => deadline))),
   });
-  const call = (await provider.loadFactory())({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs });
+  const call = (await provider.loadFactory())({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs, onProgress });
   deadline = channel.timeoutMs ? callDeadline(jobSignal, channel.timeoutMs) : null;
   const signal = deadline?.signal ?? jobSignal;
   const results = await Promise.allSettled(batches(request.n, call.maxImagesPerCall).map((count) => imagesFrom(call, request, count, signal))).finally(
