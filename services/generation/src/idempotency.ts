@@ -110,8 +110,8 @@ export class IdempotentRequests {
 
   constructor(private readonly deps: IdempotencyDeps) {}
 
-  /** Runs `start` for the first request under the key; every retry gets the same answer. */
-  async run(req: CreateImageRequest, start: () => Promise<Reply>): Promise<Reply> {
+  /** Runs `start` for the first request under the key; every retry gets the same answer (and `onAttach` hears whose). */
+  async run(req: CreateImageRequest, start: () => Promise<Reply>, onAttach?: (originalRequestId: string) => void): Promise<Reply> {
     if (!IDEMPOTENCY_KEY_PATTERN.test(req.idempotencyKey)) {
       return { result: { case: "refusal", value: refusal(ErrorCode.INVALID_REQUEST, "Idempotency-Key must be 1 to 255 visible ASCII characters") as Refusal } };
     }
@@ -126,7 +126,7 @@ export class IdempotentRequests {
       }
       const log = this.deps.logger.child({ requestId: req.requestId, originalRequestId: claim.requestId });
       log.info("idempotent retry attaches to its original request");
-      const answer = await this.#attach(req, claim);
+      const answer = await this.#attach(req, claim, onAttach);
       if (answer) return replay(claim.requestId, answer);
       log.info("the original request ended before starting a job; claiming the key again");
     }
@@ -148,11 +148,21 @@ export class IdempotentRequests {
   }
 
   /** The original's answer, or null when it ended without a job so the key is free to claim again. */
-  async #attach(scope: KeyScope, claim: { requestId: string; createdAt: Date }): Promise<Reply | null> {
+  async #attach(scope: KeyScope, claim: { requestId: string; createdAt: Date }, onAttach?: (originalRequestId: string) => void): Promise<Reply | null> {
     const local = this.#running.get(claim.requestId);
-    if (local) return local;
+    // Told once the original is known to have a job (or is running here), so the follower never hears of one that never started.
+    let told = false;
+    const tell = () => {
+      if (!told) onAttach?.(claim.requestId);
+      told = true;
+    };
+    if (local) {
+      tell();
+      return local;
+    }
     for (;;) {
       const state = await lookupJob(this.deps, claim.requestId, scope.accountId, "as_requested");
+      if (state) tell();
       if (state && state.case !== "running") return answerOf(state);
       if (state && Date.now() > Number(state.createdUnix) * 1000 + this.deps.config.jobTimeoutMs + LOST_JOB_GRACE_MS) {
         return answerOf({ case: "failure", value: refusal(ErrorCode.ASYNC_IMAGE_FAILED, "The original request's job was lost before it finished; nothing was charged for it", { shouldRetry: true }) as Refusal });

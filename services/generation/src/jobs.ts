@@ -26,6 +26,7 @@ import { channelCanEdit } from "./providers/edit-support.ts";
 import { channelKey } from "./catalog.ts";
 import { answerCreatedUnix } from "./job-lookup.ts";
 import { reserveRequestFor } from "./reserve-request.ts";
+import { JobProgressWriter } from "./job-progress.ts";
 
 type CreateImageReply = MessageInitShape<typeof CreateImageResponseSchema>;
 
@@ -49,6 +50,8 @@ export interface JobObserver {
   started?(): void;
   /** The upstream's progress and previews (providers/types.ts UpstreamProgress), as they come. */
   progress?(progress: UpstreamProgress): void;
+  /** An Idempotency-Key retry attached to its original request (idempotency.ts): that request's job is followed, not a new one. */
+  attached?(originalRequestId: string): void;
 }
 
 /**
@@ -76,11 +79,13 @@ export class JobRunner {
   readonly #jobStarts: SharedCalls<JobStart, void>;
   readonly #jobSuccesses: SharedCalls<JobSuccess, Date>;
   readonly #idempotency: IdempotentRequests;
+  readonly #progress: JobProgressWriter;
 
   constructor(private readonly deps: JobDeps) {
     this.#idempotency = new IdempotentRequests({ ...deps, urlSigningSecret: deps.config.urlSigningSecret });
     this.#jobStarts = jobStartWriter(deps.db);
     this.#jobSuccesses = jobSuccessWriter(deps.db);
+    this.#progress = new JobProgressWriter({ db: deps.db, store: deps.store, urlTtlSeconds: deps.config.urlTtlSeconds, logger: deps.logger });
     this.answerGate = new AnswerGate(ANSWER_GATE_LIMITS);
     // Throws at start when a channel's key variable is missing (catalog.ts resolveChannelKeys).
     this.channels = new ChannelPool(deps.catalog, deps.db, {
@@ -100,7 +105,7 @@ export class JobRunner {
 
   /** With an Idempotency-Key, a retry attaches to its original request instead of starting a job (idempotency.ts). */
   async createImage(req: CreateImageRequest, observer?: JobObserver): Promise<CreateImageReply> {
-    if (req.idempotencyKey) return this.#idempotency.run(req, () => this.#createImage(req, observer));
+    if (req.idempotencyKey) return this.#idempotency.run(req, () => this.#createImage(req, observer), observer?.attached?.bind(observer));
     return this.#createImage(req, observer);
   }
 
@@ -222,9 +227,15 @@ export class JobRunner {
     let metricOutcome: JobOutcome = "failed";
     let slot = firstSlot;
     const answerPlace = this.answerGate.pass();
+    // Every job's progress goes to its row, for the lookup on any replica (job-progress.ts), and to its observer.
+    const recorded = this.#progress.follow(ids.requestId);
+    const onProgress = (progress: UpstreamProgress) => {
+      recorded.report(progress);
+      observer?.progress?.(progress);
+    };
     try {
       let stepStart = performance.now();
-      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, answerPlace, observer?.progress?.bind(observer));
+      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, answerPlace, onProgress);
       this.deps.metrics?.stepTook("upstream", stepStart);
       if (!outcome.ok) metricOutcome = outcome.kind === "refused" ? "refused" : "failed";
       if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused");
@@ -255,6 +266,7 @@ export class JobRunner {
         : "The model failed the job";
       return await this.#fail(ids, message, true);
     } finally {
+      recorded.end();
       answerPlace.release();
       clearDeadline();
       // Awaited before the answer, so a client that waits for one job before the next finds its slot free
@@ -324,6 +336,7 @@ export class JobRunner {
       edit: spec.edit,
       background: spec.background,
       moderation: spec.moderation,
+      partialImages: spec.partialImages,
     };
   }
 

@@ -11,6 +11,7 @@ import { findImage } from "./job-store.ts";
 import { lookupJob, lookupJobDetail } from "./job-lookup.ts";
 import { channelStatsRows, channelWindowStats } from "./channel-stats.ts";
 import type { GenerationMetrics } from "./metrics.ts";
+import { followJob } from "./job-stream.ts";
 
 const CHUNK_BYTES = 256 * 1024;
 const STARTED_UNIX = BigInt(Math.floor(Date.now() / 1000));
@@ -19,6 +20,8 @@ export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunn
   return (router: ConnectRouter) =>
     router.service(GenerationService, {
       createImage: (req) => deps.jobs.createImage(req),
+      // A caller that leaves stops following the job; the job runs on and is charged (job-stream.ts).
+      streamImage: (req, context) => followJob(deps.jobs, req, context.signal),
       async listModels() {
         // One query: every replica answers with the same breaker states and slot counts (capacity.ts).
         const health = await deps.jobs.channels.health();
@@ -42,7 +45,10 @@ export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunn
           lookupJobDetail(deps.db, req.requestId, req.accountId),
         ]);
         if (!state || !detail) throw new ConnectError("no such request", Code.NotFound);
-        if (state.case === "running") return { state: { case: "running", value: { createdUnix: state.createdUnix } }, detail };
+        if (state.case === "running") {
+          const { createdUnix, progress, previewUrlPath } = state;
+          return { state: { case: "running", value: { createdUnix, progress, previewUrlPath } }, detail };
+        }
         if (state.case === "images") return { state: { case: "images", value: state.value }, detail };
         return { state: { case: "failure", value: state.value }, detail };
       },
