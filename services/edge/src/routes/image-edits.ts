@@ -7,12 +7,14 @@ import type { KeyChecker } from "../key-check.ts";
 import type { EditUploadLimits } from "../config.ts";
 import { readEditUpload } from "../edit-upload.ts";
 import { idempotencyKeyOf, runImageJob } from "./image-job.ts";
+import { streamImageJob } from "./image-stream.ts";
 
 interface EditDeps {
   keys: KeyChecker;
   generation: Client<typeof GenerationService>;
   publicUrl?: string;
   limits: EditUploadLimits;
+  heartbeatMs: number;
 }
 
 /**
@@ -32,7 +34,10 @@ export function imageEditRoutes(app: FastifyInstance, deps: EditDeps) {
     const shape = checkImageRequestBody(read.upload.fields);
     if (!shape.ok) return sendError(request, reply, shape.code, shape.message);
     const { images, mask } = read.upload;
-    return runImageJob(request, reply, deps, key.key, idempotencyKey, { ...shape.body, edit: true, inputImages: images, mask });
+    const fields = { ...shape.body, edit: true, inputImages: images, mask };
+    if (shape.stream) return streamImageJob(request, reply, deps, key.key, idempotencyKey, fields, "image_edit");
+    // partial_images without stream is accepted and ignored, as OpenAI does.
+    return runImageJob(request, reply, deps, key.key, idempotencyKey, { ...fields, partialImages: undefined });
   });
 }
 

@@ -20,7 +20,7 @@ export interface ImageJobDeps {
 /** Visible ASCII, 1–255 characters (docs/api.md, "Idempotent retries"); generation checks it again. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/;
 
-type JobFields = Omit<MessageInitShape<typeof CreateImageRequestSchema>, "$typeName" | "requestId" | "accountId" | "keyId" | "keyLimitMicros" | "allowedModels" | "idempotencyKey" | "limits">;
+export type JobFields = Omit<MessageInitShape<typeof CreateImageRequestSchema>, "$typeName" | "requestId" | "accountId" | "keyId" | "keyLimitMicros" | "allowedModels" | "idempotencyKey" | "limits">;
 
 /** The Idempotency-Key header, "" when absent, or null after answering 400 for a malformed one. */
 export function idempotencyKeyOf(request: FastifyRequest, reply: FastifyReply): string | null {
@@ -35,7 +35,7 @@ export function idempotencyKeyOf(request: FastifyRequest, reply: FastifyReply): 
  * An idempotent retry answers as its original request: the original's request id
  * in the headers and in any error message, so the cost lookup shows the one charge.
  */
-function answerAs(reply: FastifyReply, requestId: string) {
+export function answerAs(reply: FastifyReply, requestId: string) {
   reply.header("x-gateway-request-id", requestId).header("x-request-id", requestId).header("idempotent-replayed", "true");
 }
 
@@ -45,35 +45,42 @@ function answerAs(reply: FastifyReply, requestId: string) {
  * (not the body's fields, the key or the request message; docs/performance.md#where-the-memory-goes).
  */
 export function runImageJob(request: FastifyRequest, reply: FastifyReply, deps: ImageJobDeps, key: VerifiedKey, idempotencyKey: string, fields: JobFields) {
-  const outcome = jobOutcomeOrUnknown(request, reply, `GET /v1/images/generations/${request.id}`, () =>
-    deps.generation.createImage({
-      requestId: request.id,
-      accountId: key.accountId,
-      keyId: key.keyId,
-      keyLimitMicros: key.limitMicros,
-      allowedModels: key.models,
-      ...fields,
-      idempotencyKey,
-      limits: {
-        accountMaxConcurrentJobs: key.accountLimits?.maxConcurrentJobs,
-        accountRequestsPerMinute: key.accountLimits?.requestsPerMinute,
-        keyRequestsPerMinute: key.requestsPerMinute,
-      },
-    }),
-  );
+  const outcome = jobOutcomeOrUnknown(request, reply, `GET /v1/images/generations/${request.id}`, () => deps.generation.createImage(jobMessage(request, key, idempotencyKey, fields)));
   return answerImageJob(request, reply, deps.publicUrl, outcome);
+}
+
+/** The job's call: this request, its key's restrictions and limits, and the body's fields. */
+export function jobMessage(request: FastifyRequest, key: VerifiedKey, idempotencyKey: string, fields: JobFields) {
+  return {
+    requestId: request.id,
+    accountId: key.accountId,
+    keyId: key.keyId,
+    keyLimitMicros: key.limitMicros,
+    allowedModels: key.models,
+    ...fields,
+    idempotencyKey,
+    limits: {
+      accountMaxConcurrentJobs: key.accountLimits?.maxConcurrentJobs,
+      accountRequestsPerMinute: key.accountLimits?.requestsPerMinute,
+      keyRequestsPerMinute: key.requestsPerMinute,
+    },
+  };
+}
+
+/** A refusal from the job's call, as its original request's when an idempotent retry replayed it. */
+export function answerRefusal(request: FastifyRequest, reply: FastifyReply, answer: CreateImageResponse) {
+  const replayedFrom = answer.replayed && answer.requestId ? answer.requestId : null;
+  if (replayedFrom) answerAs(reply, replayedFrom);
+  return answer.result.case === "refusal" && answer.result.value
+    ? sendRefusal(request, reply, answer.result.value, replayedFrom ?? request.id)
+    : sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");
 }
 
 async function answerImageJob(request: FastifyRequest, reply: FastifyReply, publicUrl: string | undefined, outcome: Promise<CreateImageResponse | null>) {
   const answer = await outcome;
   if (!answer) return reply;
-  const replayedFrom = answer.replayed && answer.requestId ? answer.requestId : null;
-  if (replayedFrom) answerAs(reply, replayedFrom);
-  if (answer.result.case !== "images") {
-    return answer.result.value
-      ? sendRefusal(request, reply, answer.result.value, replayedFrom ?? request.id)
-      : sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");
-  }
+  if (answer.result.case !== "images") return answerRefusal(request, reply, answer);
+  if (answer.replayed && answer.requestId) answerAs(reply, answer.requestId);
   const base = publicBase(request, publicUrl);
   const { createdUnix, data } = answer.result.value;
   return reply.type("application/json; charset=utf-8").send(imagesAnswerBody(createdUnix, data, base));

@@ -5,9 +5,10 @@ import { sendError, sendRefusal } from "../reply.ts";
 import { checkImageRequestBody } from "@orvado/core/image-request";
 import type { KeyChecker } from "../key-check.ts";
 import { idempotencyKeyOf, runImageJob } from "./image-job.ts";
+import { streamImageJob } from "./image-stream.ts";
 
-/** POST /v1/images/generations (docs/api.md#creating-images): key check, then Idempotency-Key, then shape, then the job. */
-export function imageRoutes(app: FastifyInstance, deps: { keys: KeyChecker; generation: Client<typeof GenerationService>; publicUrl?: string }) {
+/** POST /v1/images/generations (docs/api.md#creating-images): key check, then Idempotency-Key, then shape, then the job (streamed with `stream`). */
+export function imageRoutes(app: FastifyInstance, deps: { keys: KeyChecker; generation: Client<typeof GenerationService>; publicUrl?: string; heartbeatMs: number }) {
   app.post("/v1/images/generations", async (request, reply) => {
     const key = await deps.keys.check(request.headers.authorization);
     if (!key.ok) return sendRefusal(request, reply, key.refusal);
@@ -15,6 +16,8 @@ export function imageRoutes(app: FastifyInstance, deps: { keys: KeyChecker; gene
     if (idempotencyKey === null) return reply;
     const shape = checkImageRequestBody(request.body);
     if (!shape.ok) return sendError(request, reply, shape.code, shape.message);
-    return runImageJob(request, reply, deps, key.key, idempotencyKey, shape.body);
+    if (shape.stream) return streamImageJob(request, reply, deps, key.key, idempotencyKey, shape.body, "image_generation");
+    // partial_images without stream is accepted and ignored, as OpenAI does.
+    return runImageJob(request, reply, deps, key.key, idempotencyKey, { ...shape.body, partialImages: undefined });
   });
 }
