@@ -26,13 +26,21 @@ const NO_TOKENS = { input_tokens: 0, input_tokens_details: { image_tokens: 0, te
 
 type Events = AsyncIterator<ImageJobEvent>;
 
+/** The first event's place when the client left before it came: there is no one to answer. */
+const CLIENT_LEFT: IteratorResult<ImageJobEvent> = { done: true, value: undefined };
+
 export async function streamImageJob(request: FastifyRequest, reply: FastifyReply, deps: ImageStreamDeps, key: VerifiedKey, idempotencyKey: string, fields: JobFields, kind: StreamKind) {
   const following = new AbortController();
   // A stream always answers with base64 images, as OpenAI's does: the completed event carries the image.
   const message = { ...jobMessage(request, key, idempotencyKey, fields), responseFormat: ResponseFormat.B64_JSON };
+  // A client that leaves, even before the job starts, stops the following (and only that).
+  reply.raw.once("close", () => {
+    if (!reply.raw.writableFinished) following.abort();
+  });
   const events = deps.generation.streamImage(message, { signal: following.signal })[Symbol.asyncIterator]();
-  const first = await jobOutcomeOrUnknown(request, reply, `GET /v1/images/generations/${request.id}`, () => events.next());
-  if (!first) return reply;
+  const untilClientLeft = (error: unknown) => (following.signal.aborted ? CLIENT_LEFT : Promise.reject(error));
+  const first = await jobOutcomeOrUnknown(request, reply, `GET /v1/images/generations/${request.id}`, () => events.next().catch(untilClientLeft));
+  if (!first || following.signal.aborted) return reply;
   const event = first.done ? undefined : first.value.event;
   if (!event) return sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");
   if (event.case === "done" && event.value.result.case !== "images") return answerRefusal(request, reply, event.value);
