@@ -5,14 +5,14 @@ import type { Db } from "@orvado/db";
 import type { Catalog } from "./catalog.ts";
 import { channelKey, isSandboxOnly } from "./catalog.ts";
 import type { JobRunner } from "./jobs.ts";
-import type { ImageStore } from "./storage/store.ts";
+import { READ_CHUNK_BYTES, type ImageStore } from "./storage/store.ts";
 import { checkImageLink } from "./storage/signed-links.ts";
 import { findImage } from "./job-store.ts";
 import { lookupJob, lookupJobDetail } from "./job-lookup.ts";
 import { channelStatsRows, channelWindowStats } from "./channel-stats.ts";
 import type { GenerationMetrics } from "./metrics.ts";
 
-const CHUNK_BYTES = 256 * 1024;
+const CHUNK_BYTES = READ_CHUNK_BYTES;
 const STARTED_UNIX = BigInt(Math.floor(Date.now() / 1000));
 
 export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunner; store: ImageStore; metrics: GenerationMetrics; urlSigningSecret: string }) {
