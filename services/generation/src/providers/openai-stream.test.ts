@@ -5,6 +5,9 @@ import { parseCatalog, type ChannelConfig } from "../catalog.ts";
 import { FAILED_MESSAGE, REFUSED_MESSAGE, generateOnChannel, type UpstreamOutcome, type UpstreamSettings } from "./upstream.ts";
 import type { UpstreamProgress, UpstreamRequest } from "./types.ts";
 import { AnswerGate } from "../answer-gate.ts";
+import { createServer } from "node:http";
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
 
 // OpenAI's streamed images (openai-stream.ts) over real HTTP against the OpenAI and
 // OpenAI-compatible protocol simulators, which answer `stream: true` with server-sent events:
@@ -126,6 +129,19 @@ describe.each(PROVIDERS)("%s channel, partial images streamed over HTTP", (provi
     expect(progress).toHaveLength(1);
   });
 
+  it("the job's abort ends a stream in progress: the abort is rethrown and the connection let go", async () => {
+    const leaving = new AbortController();
+    const progress: UpstreamProgress[] = [];
+    const request: UpstreamRequest = { prompt: "a slow render [sim:delay=3000]", width: 1024, height: 1024, n: 1, quality: undefined, partialImages: 2 };
+    const call = generateOnChannel(channelFor(provider), API_KEY, request, leaving.signal, settings, undefined, (update) => {
+      progress.push(update);
+      leaving.abort(new Error("the client left"));
+    });
+    await expect(call).rejects.toThrow("the client left");
+    expect(progress).toHaveLength(1);
+    while (sim().inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  });
+
   it("through the answer gate, a streamed answer takes its place once read and delivers", async () => {
     const gate = new AnswerGate({ answers: 1, bytes: 256 * 1024 * 1024 });
     const { outcome, progress } = await run(provider, { partialImages: 1 }, { answers: gate });
@@ -145,6 +161,38 @@ describe.each(PROVIDERS)("%s channel, partial images streamed over HTTP", (provi
       expect(progress).toEqual([]);
       expect(sim().stats.lastBody).not.toHaveProperty("stream");
       expect(sim().stats.lastBody).not.toHaveProperty("partial_images");
+    }
+  });
+});
+
+describe("an OpenAI-compatible server that does not stream (HTTP, a local server answering JSON)", () => {
+  it("answers stream: true with JSON: its images are delivered, without partial images", async () => {
+    const png = await solid(1, 2, 3);
+    let received: Record<string, unknown> = {};
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", () => {
+        received = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ created: 1, data: [{ b64_json: png.toString("base64") }] }));
+      });
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    try {
+      const { port } = server.address() as AddressInfo;
+      const catalog = parseCatalog({
+        models: [{ id: "alpha", family: "alpha", tiers: ["1K"], channels: [{ name: "plain", provider: "openai-compatible", upstreamModel: "m", baseUrl: `http://127.0.0.1:${port}/v1`, capacity: 1 }] }],
+      });
+      const progress: UpstreamProgress[] = [];
+      const request: UpstreamRequest = { prompt: "x", width: 64, height: 64, n: 1, quality: undefined, partialImages: 2 };
+      const outcome = await generateOnChannel(catalog.get("alpha")!.channels[0]!, undefined, request, AbortSignal.timeout(10_000), settings, undefined, (update) => progress.push(update));
+      expect(await images(outcome)).toEqual([["png", 64, 64]]);
+      expect(progress).toEqual([]);
+      expect(received).toMatchObject({ stream: true, partial_images: 2 });
+    } finally {
+      server.close();
     }
   });
 });
