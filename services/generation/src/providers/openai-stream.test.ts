@@ -121,12 +121,14 @@ describe.each(PROVIDERS)("%s channel, partial images streamed over HTTP", (provi
     expect(progress).toEqual([]);
   });
 
-  it("a stream longer than the byte limit is cut, and the call fails", async () => {
+  it("a stream longer than the byte limit is cut, and the call fails (generation and edit)", async () => {
     // The previews fit the limit; the final image (a 1024² PNG, more as base64) does not.
-    const { outcome, progress } = await run(provider, { prompt: "a long stream", partialImages: 1 }, { settings: { maxUpstreamBytes: 8 * 1024 } });
-    expect(outcome).toMatchObject({ ok: false, kind: "failed" });
-    expect(outcome.ok ? "" : outcome.detail).toMatch(/8192-byte limit/);
-    expect(progress).toHaveLength(1);
+    for (const edit of [undefined, { images: [await solid(5, 5, 5)] }]) {
+      const { outcome, progress } = await run(provider, { prompt: "a long stream", partialImages: 1, edit }, { settings: { maxUpstreamBytes: 8 * 1024 } });
+      expect(outcome).toMatchObject({ ok: false, kind: "failed" });
+      expect(outcome.ok ? "" : outcome.detail).toMatch(/8192-byte limit/);
+      expect(progress).toHaveLength(1);
+    }
   });
 
   it("the job's abort ends a stream in progress: the abort is rethrown and the connection let go", async () => {
