@@ -40,6 +40,8 @@ export type SimReply =
   | { status: number; json: unknown; headers?: Record<string, string> }
   | { status: number; bytes: Buffer; contentType: string }
   | { status: number; text: string; contentType: string }
+  /** Server-sent events, each frame written as the iterable yields it (it waits between frames itself). */
+  | { status: number; events: AsyncIterable<string> }
   | { hang: true };
 
 export interface Route {
@@ -204,6 +206,7 @@ export class SimulatorCore {
       }
       const reply = await found.route.handle({ method: req.method ?? "GET", url, headers: req.headers, body, raw, closed: closed.signal }, found.match);
       if ("hang" in reply) return hang(res, this.#shutdown.signal);
+      if ("events" in reply) return await sendEvents(res, reply);
       send(res, reply);
     } catch (error) {
       send(res, { status: 500, json: { error: { message: `simulator error: ${(error as Error).message}` } } });
@@ -263,7 +266,7 @@ function parseJson(contentType: string | undefined, raw: Buffer): unknown {
   }
 }
 
-function send(res: ServerResponse, reply: Exclude<SimReply, { hang: true }>): void {
+function send(res: ServerResponse, reply: Exclude<SimReply, { hang: true } | { events: AsyncIterable<string> }>): void {
   if (res.headersSent || res.destroyed) return;
   if ("json" in reply) {
     const text = JSON.stringify(reply.json);
@@ -275,6 +278,19 @@ function send(res: ServerResponse, reply: Exclude<SimReply, { hang: true }>): vo
   } else {
     res.writeHead(reply.status, { "content-type": reply.contentType });
     res.end(reply.text);
+  }
+}
+
+/** An event stream: the head at once, then each frame as it comes, until the events end or the client leaves. */
+async function sendEvents(res: ServerResponse, reply: { status: number; events: AsyncIterable<string> }): Promise<void> {
+  res.writeHead(reply.status, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" });
+  try {
+    for await (const frame of reply.events) {
+      if (res.destroyed) return;
+      res.write(frame);
+    }
+  } finally {
+    res.end();
   }
 }
 
