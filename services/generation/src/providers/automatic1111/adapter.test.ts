@@ -7,7 +7,8 @@ import type { UpstreamProgress, UpstreamRequest } from "../types.ts";
 import { authorizationFor } from "./adapter.ts";
 
 // The automatic1111 adapter over real HTTP on 127.0.0.1 against the A1111 protocol
-// simulator (libs/simulators), through the gateway's own upstream call (upstream.ts).
+// simulator (libs/simulators), through the gateway's own upstream call (upstream.ts). Every
+// request is under the channel's baseUrl, so no private-network opt-in is needed.
 
 const KEY = "artist:brush";
 const settings: UpstreamSettings = { jobTimeoutMs: 600_000, allowPrivateUpstreams: false, maxUpstreamBytes: 50 * 1024 * 1024 };
@@ -29,7 +30,7 @@ function channel(extra: Record<string, unknown> = {}): ChannelConfig {
         id: "beta",
         family: "beta",
         tiers: ["1K", "2K"],
-        channels: [{ name: "gpu", provider: "automatic1111", baseUrl: sim.baseUrl, apiKeyEnv: "K", capacity: 1, allowPrivateNetwork: true, pollIntervalMs: 25, ...extra }],
+        channels: [{ name: "gpu", provider: "automatic1111", baseUrl: sim.baseUrl, apiKeyEnv: "K", capacity: 1, pollIntervalMs: 25, ...extra }],
       },
     ],
   });
