@@ -77,6 +77,7 @@ async function answerJob(sim: SimulatorCore, queue: JobQueue, kind: JobShape["ki
   }
   const effective = sim.effective(body.prompt);
   if (effective.mode === "hang") return { hang: true };
+  if (effective.mode === "malformed" || effective.mode === "fail") await sim.wait(effective.delayMs, req);
   if (effective.mode === "malformed") return malformedReply();
   if (effective.mode === "fail") return apiError(sim.behaviour.failStatus, "OutOfMemoryError", "", "CUDA out of memory. Tried to allocate 2.00 GiB");
   const shape: JobShape = {
