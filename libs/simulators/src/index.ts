@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { SimulatorCore, type Route, type SimBehaviour, type SimStats } from "./server.ts";
+import { SimulatorCore, type ReceivedRequest, type Route, type SimBehaviour, type SimStats } from "./server.ts";
 import { bearer } from "./protocols/common.ts";
 import { openAiRoutes } from "./protocols/openai.ts";
 import { googleRoutes } from "./protocols/google.ts";
@@ -7,15 +7,16 @@ import { byteDanceRoutes } from "./protocols/bytedance.ts";
 import { blackForestLabsRoutes } from "./protocols/black-forest-labs.ts";
 import { falRoutes } from "./protocols/fal.ts";
 import { replicateRoutes } from "./protocols/replicate.ts";
+import { automatic1111Routes, basicOrBearer } from "./protocols/automatic1111.ts";
 
 // Local servers on 127.0.0.1 that speak each upstream image provider's API exactly as the
 // installed @ai-sdk/* packages call it. Point a channel's baseUrl at `sim.baseUrl`.
 
 export { parsePromptDirectives, type PromptDirectives, type SimMode } from "./directives.ts";
 export { renderPng, sizeForAspect } from "./png.ts";
-export { DEFAULT_BEHAVIOUR, type SimBehaviour, type SimStats } from "./server.ts";
+export { DEFAULT_BEHAVIOUR, type ReceivedRequest, type SimBehaviour, type SimStats } from "./server.ts";
 
-export const SIMULATED_PROVIDERS = ["openai", "google", "bytedance", "black-forest-labs", "fal", "replicate", "openai-compatible"] as const;
+export const SIMULATED_PROVIDERS = ["openai", "google", "bytedance", "black-forest-labs", "fal", "replicate", "openai-compatible", "automatic1111"] as const;
 export type SimulatedProvider = (typeof SIMULATED_PROVIDERS)[number];
 
 export interface SimulatorOptions {
@@ -40,6 +41,8 @@ export interface Simulator {
   reset(): void;
   /** Requests seen on one route: "generate", "predict", "submit", "poll" or "download". */
   count(route: string): number;
+  /** The requests a protocol records, oldest first (automatic1111: "txt2img", "img2img", "progress", "interrupt"). */
+  received(route?: string): readonly ReceivedRequest[];
   close(): Promise<void>;
 }
 
@@ -63,6 +66,8 @@ const PROTOCOLS: Record<SimulatedProvider, ProtocolSpec> = {
   "black-forest-labs": { basePath: "/v1", readKey: header("x-key"), routes: (core) => blackForestLabsRoutes(core) },
   fal: { basePath: "/fal", readKey: header("authorization"), routes: (core) => falRoutes(core) },
   replicate: { basePath: "/v1", readKey: header("authorization"), routes: (core) => replicateRoutes(core) },
+  // The server's root: its routes are /sdapi/v1/…; a key is "user:password" (--api-auth) or a proxy's bearer token.
+  automatic1111: { basePath: "", readKey: (headers) => basicOrBearer(headers.authorization), routes: (core) => automatic1111Routes(core) },
 };
 
 export async function startSimulator(provider: SimulatedProvider, options: SimulatorOptions = {}): Promise<Simulator> {
@@ -92,6 +97,7 @@ export async function startSimulator(provider: SimulatedProvider, options: Simul
     behave: (change) => core.behave(change),
     reset: () => core.reset(),
     count: (route) => core.count(route),
+    received: (route) => core.received(route),
     close: () => core.close(),
   };
 }

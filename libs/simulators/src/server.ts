@@ -70,7 +70,16 @@ export interface SimStats {
   lastInputs?: { images: number; mask: boolean };
 }
 
+/** One request a protocol chose to record (SimulatorCore.record), for a test's assertions. */
+export interface ReceivedRequest {
+  route: string;
+  body: unknown;
+  query: Record<string, string>;
+}
+
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
+/** Recorded requests kept: bodies may carry base64 images, so only the latest few stay. */
+const MAX_RECEIVED = 32;
 const MAX_FILES = 2000;
 
 export class SimulatorCore {
@@ -79,6 +88,7 @@ export class SimulatorCore {
   #routes: Route[] = [];
   readonly #files = new Map<string, Buffer>();
   readonly #shutdown = new AbortController();
+  #received: ReceivedRequest[] = [];
   stats: SimStats = { requests: 0, byRoute: {}, lastBody: undefined, lastHeaders: undefined, lastPath: undefined, peakInFlight: 0 };
   #inFlight = 0;
   origin = "";
@@ -110,6 +120,23 @@ export class SimulatorCore {
   reset(): void {
     this.#behaviour = { ...DEFAULT_BEHAVIOUR, apiKey: this.#behaviour.apiKey };
     this.stats = { requests: 0, byRoute: {}, lastBody: undefined, lastHeaders: undefined, lastPath: undefined, peakInFlight: this.#inFlight };
+    this.#received = [];
+  }
+
+  /** Keeps a request for assertions (the latest MAX_RECEIVED); protocols record the calls a test asks about. */
+  record(route: string, req: SimRequest): void {
+    this.#received.push({ route, body: req.body, query: Object.fromEntries(req.url.searchParams) });
+    if (this.#received.length > MAX_RECEIVED) this.#received.shift();
+  }
+
+  /** The recorded requests, oldest first; of one route when named. */
+  received(route?: string): readonly ReceivedRequest[] {
+    return route === undefined ? [...this.#received] : this.#received.filter((request) => request.route === route);
+  }
+
+  /** Aborts when the simulator closes: work a protocol runs on after its client left stops then. */
+  get closing(): AbortSignal {
+    return this.#shutdown.signal;
   }
 
   /** API calls open now: received and not yet answered (or given up by the client). */

@@ -60,6 +60,19 @@ describe("the models file", () => {
     for (const [channels, message] of cases) expect(() => parseCatalog(file(channels)), message.source).toThrow(message);
   });
 
+  it("takes an automatic1111 channel with its server and settings, without a model or key, and refuses its settings elsewhere", () => {
+    const gpu = { name: "gpu", provider: "automatic1111", baseUrl: "http://gpu-box:7860", capacity: 1, steps: 30, sampler: "DPM++ 2M", negativePrompt: "blurry" };
+    expect(parseCatalog(file([gpu])).get("alpha-2.5-flare")!.channels[0]).toMatchObject({ provider: "automatic1111", steps: 30, sampler: "DPM++ 2M", negativePrompt: "blurry" });
+    const cases: Array<[unknown, RegExp]> = [
+      [{ ...gpu, baseUrl: undefined }, /channel "gpu": baseUrl is required for automatic1111/],
+      [{ ...gpu, steps: 0 }, /steps/],
+      [{ ...gpu, steps: 2.5 }, /steps/],
+      [{ ...gpu, sampler: "" }, /sampler/],
+      [{ name: "o", provider: "openai", upstreamModel: "m", apiKeyEnv: "K", capacity: 1, steps: 20 }, /channel "o": steps is an automatic1111 setting/],
+    ];
+    for (const [channel, message] of cases) expect(() => parseCatalog(file([channel])), message.source).toThrow(message);
+  });
+
   it("stops the service at start when a channel's key variable is missing, naming channel and variable but no value", () => {
     const catalog = parseCatalog(file([{ name: "openai-main", provider: "openai", upstreamModel: "gpt-image-1", apiKeyEnv: "OPENAI_API_KEY", capacity: 1 }]));
     expect(() => resolveChannelKeys(catalog, () => undefined)).toThrow(/channel "openai-main" of model "alpha-2.5-flare" needs its API key in the environment variable OPENAI_API_KEY/);

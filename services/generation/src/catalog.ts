@@ -8,8 +8,18 @@ import { isGeminiModel } from "./providers/google/size.ts";
 // the channels that serve them, from the operator's models file (docs/providers.md).
 // A channel names the environment variable holding its key, never the key itself.
 
-export const UPSTREAM_PROVIDERS = ["sandbox", "openai", "google", "bytedance", "black-forest-labs", "fal", "replicate", "openai-compatible"] as const;
+export const UPSTREAM_PROVIDERS = ["sandbox", "openai", "google", "bytedance", "black-forest-labs", "fal", "replicate", "openai-compatible", "automatic1111"] as const;
 export type UpstreamProvider = (typeof UPSTREAM_PROVIDERS)[number];
+
+/** The automatic1111 channel's own settings (providers/automatic1111/): sampling steps, sampler and negative prompt. */
+const AUTOMATIC1111_FIELDS = {
+  steps: z.number().int().min(1).max(150).optional(),
+  sampler: z.string().min(1).max(64).optional(),
+  negativePrompt: z.string().max(4000).optional(),
+};
+const AUTOMATIC1111_ONLY = Object.keys(AUTOMATIC1111_FIELDS) as (keyof typeof AUTOMATIC1111_FIELDS)[];
+/** Providers whose channel names its own server and needs neither an upstream model nor a key. */
+const SELF_HOSTED: ReadonlySet<UpstreamProvider> = new Set(["automatic1111"]);
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** The longest a channel's timeoutMs may be: the job's own limit (GENERATION_JOB_TIMEOUT_MS) goes no higher. */
@@ -39,6 +49,7 @@ const channelSchema = z
     pollIntervalMs: z.number().int().min(10).max(60_000).optional(),
     /** Lets URLs from this upstream point at loopback/private addresses (local servers, tests). */
     allowPrivateNetwork: z.boolean().optional(),
+    ...AUTOMATIC1111_FIELDS,
   })
   .strict();
 
@@ -58,10 +69,12 @@ const modelSchema = z
       const issue = (message: string) => ctx.addIssue({ code: "custom", path: ["channels", index], message: `channel "${channel.name}": ${message}` });
       if (names.has(channel.name)) issue("the name is used twice in this model");
       names.add(channel.name);
+      if (channel.provider !== "automatic1111") for (const field of AUTOMATIC1111_ONLY) if (channel[field] !== undefined) issue(`${field} is an automatic1111 setting`);
       if (channel.provider === "sandbox") return;
-      if (!channel.upstreamModel) issue("upstreamModel is required for an upstream provider");
-      if (!channel.apiKeyEnv && channel.provider !== "openai-compatible") issue("apiKeyEnv is required (the environment variable holding the key)");
-      if (channel.provider === "openai-compatible" && !channel.baseUrl) issue("baseUrl is required for openai-compatible");
+      const selfHosted = SELF_HOSTED.has(channel.provider);
+      if (!channel.upstreamModel && !selfHosted) issue("upstreamModel is required for an upstream provider");
+      if (!channel.apiKeyEnv && channel.provider !== "openai-compatible" && !selfHosted) issue("apiKeyEnv is required (the environment variable holding the key)");
+      if ((channel.provider === "openai-compatible" || selfHosted) && !channel.baseUrl) issue(`baseUrl is required for ${channel.provider}`);
       // Google shut its Imagen API down; @ai-sdk/google (4) serves Gemini image models only.
       if (channel.provider === "google" && channel.upstreamModel && !isGeminiModel(channel.upstreamModel)) issue("Google serves Gemini image models only (gemini-…): its Imagen API was shut down");
       for (const tier of channel.tiers ?? []) if (!model.tiers.includes(tier)) issue(`tier ${tier} is not one of the model's tiers`);
