@@ -7,6 +7,7 @@ import { byteDanceRoutes } from "./protocols/bytedance.ts";
 import { blackForestLabsRoutes } from "./protocols/black-forest-labs.ts";
 import { falRoutes } from "./protocols/fal.ts";
 import { replicateRoutes } from "./protocols/replicate.ts";
+import { acceptSockets, ComfyState, comfyRoutes } from "./protocols/comfyui.ts";
 
 // Local servers on 127.0.0.1 that speak each upstream image provider's API exactly as the
 // installed @ai-sdk/* packages call it. Point a channel's baseUrl at `sim.baseUrl`.
@@ -15,7 +16,7 @@ export { parsePromptDirectives, type PromptDirectives, type SimMode } from "./di
 export { renderPng, sizeForAspect } from "./png.ts";
 export { DEFAULT_BEHAVIOUR, type SimBehaviour, type SimStats } from "./server.ts";
 
-export const SIMULATED_PROVIDERS = ["openai", "google", "bytedance", "black-forest-labs", "fal", "replicate", "openai-compatible"] as const;
+export const SIMULATED_PROVIDERS = ["openai", "google", "bytedance", "black-forest-labs", "fal", "replicate", "openai-compatible", "comfyui"] as const;
 export type SimulatedProvider = (typeof SIMULATED_PROVIDERS)[number];
 
 export interface SimulatorOptions {
@@ -38,7 +39,7 @@ export interface Simulator {
   behave(change: Partial<SimBehaviour>): void;
   /** Back to the default behaviour, counters zeroed. */
   reset(): void;
-  /** Requests seen on one route: "generate", "predict", "submit", "poll" or "download". */
+  /** Requests seen on one route: "generate", "predict", "submit", "poll" or "download"; ComfyUI: "prompt", "history", "view", "upload", "interrupt", "queue" and "ws" (sockets opened). */
   count(route: string): number;
   close(): Promise<void>;
 }
@@ -47,6 +48,13 @@ interface ProtocolSpec {
   basePath: string;
   readKey(headers: IncomingHttpHeaders): string | undefined;
   routes(core: SimulatorCore, options: SimulatorOptions): Route[];
+}
+
+/** ComfyUI: its routes and the websocket its jobs report on, sharing one queue. */
+function comfyRoutesAndSockets(core: SimulatorCore): Route[] {
+  const state = new ComfyState(core);
+  acceptSockets(core, state, (headers) => bearer(headers.authorization as string | undefined));
+  return comfyRoutes(core, state);
 }
 
 const header = (name: string) => (headers: IncomingHttpHeaders) => bearer(headers[name]);
@@ -63,6 +71,7 @@ const PROTOCOLS: Record<SimulatedProvider, ProtocolSpec> = {
   "black-forest-labs": { basePath: "/v1", readKey: header("x-key"), routes: (core) => blackForestLabsRoutes(core) },
   fal: { basePath: "/fal", readKey: header("authorization"), routes: (core) => falRoutes(core) },
   replicate: { basePath: "/v1", readKey: header("authorization"), routes: (core) => replicateRoutes(core) },
+  comfyui: { basePath: "", readKey: header("authorization"), routes: comfyRoutesAndSockets },
 };
 
 export async function startSimulator(provider: SimulatedProvider, options: SimulatorOptions = {}): Promise<Simulator> {

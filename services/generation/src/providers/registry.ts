@@ -7,6 +7,7 @@ import { byteDance } from "./bytedance/index.ts";
 import { blackForestLabs } from "./black-forest-labs/index.ts";
 import { fal } from "./fal/index.ts";
 import { replicate } from "./replicate/index.ts";
+import { comfyui } from "./comfyui/index.ts";
 
 // Every provider the AI SDK path serves, by the catalog's provider name. A new provider is
 // a folder (providers/<name>/: adapter, size mapping, refusal rules, edit support, tests)
@@ -14,7 +15,7 @@ import { replicate } from "./replicate/index.ts";
 
 type SdkProvider = Exclude<UpstreamProvider, "sandbox">;
 
-const ALL: readonly ProviderDefinition[] = [openAi, openAiCompatible, google, byteDance, blackForestLabs, fal, replicate];
+const ALL: readonly ProviderDefinition[] = [openAi, openAiCompatible, google, byteDance, blackForestLabs, fal, replicate, comfyui];
 
 export const PROVIDERS: ReadonlyMap<SdkProvider, ProviderDefinition> = new Map(ALL.map((definition) => [definition.name, definition]));
 
