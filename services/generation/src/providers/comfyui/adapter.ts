@@ -78,16 +78,15 @@ class ComfyImageModel implements ImageModelV4 {
       follower.handlers,
     );
     if (!socket) follower.pollFromStart();
-    let submitted = false;
     try {
       promptId = await this.#api.submit(graph, clientId, promptId, signal);
-      submitted = true;
       follower.expect(promptId);
       const refs = await untilAborted(follower.images(promptId, signal), signal);
       const images = await Promise.all(refs.map((ref) => this.#api.view(ref, signal)));
       return { images, warnings: [], response: { timestamp: new Date(), modelId: this.modelId, headers: undefined } };
     } catch (error) {
-      if (signal.aborted && submitted) await this.#api.cancel(promptId, follower.started);
+      // Aborted while submitting too: the prompt may be queued all the same, under the id we chose.
+      if (signal.aborted) await this.#api.cancel(promptId, follower.started);
       throw error;
     } finally {
       socket?.close();
