@@ -26,6 +26,8 @@ export interface SimBehaviour {
   steps?: number;
   /** ComfyUI: the websocket of the job's client is cut after this many steps (the client must follow the job by its history). */
   dropSocketAtStep?: number;
+  /** ComfyUI: the websocket upgrade is refused (503), so the client must follow its jobs by their history. */
+  refuseSockets?: boolean;
 }
 
 export const DEFAULT_BEHAVIOUR: SimBehaviour = { mode: "ok", latencyMs: 0, pollsBeforeReady: 1, slowPolls: 8, failStatus: 500 };

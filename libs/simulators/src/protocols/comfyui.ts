@@ -19,7 +19,7 @@ import { validateGraph, type Graph } from "./comfyui-graph.ts";
 // Steered like the other simulators: mode "fail" (or [sim:fail] in a prompt text) ends
 // the job with execution_error on the sampler, "hang" never ends it (until interrupted),
 // "malformed" answers /prompt with broken JSON; the latency is spread over the steps;
-// behaviour.steps and behaviour.dropSocketAtStep shape the run.
+// behaviour.steps, behaviour.dropSocketAtStep and behaviour.refuseSockets shape the run.
 
 const PREVIEW_IMAGE = 1;
 const JPEG = 1;
@@ -160,8 +160,9 @@ export function acceptSockets(sim: SimulatorCore, state: ComfyState, readKey: (h
   sim.onUpgrade((req, socket, head) => {
     const url = new URL(req.url ?? "/", sim.origin);
     const expected = sim.behaviour.apiKey;
-    if (!/^\/(?:api\/)?ws$/.test(url.pathname) || (expected !== undefined && readKey(req.headers) !== expected)) {
-      socket.end(`HTTP/1.1 ${expected !== undefined ? 401 : 404} Refused\r\nconnection: close\r\n\r\n`);
+    const status = !/^\/(?:api\/)?ws$/.test(url.pathname) ? 404 : expected !== undefined && readKey(req.headers) !== expected ? 401 : sim.behaviour.refuseSockets ? 503 : 0;
+    if (status) {
+      socket.end(`HTTP/1.1 ${status} Refused\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
       return;
     }
     server.handleUpgrade(req, socket, head, (ws) => {

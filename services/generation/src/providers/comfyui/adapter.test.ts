@@ -55,9 +55,16 @@ function channel(extra: Record<string, unknown> = {}): ChannelConfig {
   return catalog.get("local")!.channels[0]!;
 }
 
-function run(request: Partial<UpstreamRequest>, options: { signal?: AbortSignal; extra?: Record<string, unknown>; progress?: UpstreamProgress[]; apiKey?: string } = {}): Promise<UpstreamOutcome> {
+interface RunOptions {
+  signal?: AbortSignal;
+  extra?: Record<string, unknown>;
+  onProgress?: (progress: UpstreamProgress) => void;
+  apiKey?: string;
+}
+
+function run(request: Partial<UpstreamRequest>, options: RunOptions = {}): Promise<UpstreamOutcome> {
   const job: UpstreamRequest = { prompt: "a lighthouse", width: 1024, height: 1024, n: 1, quality: undefined, ...request };
-  return generateOnChannel(channel(options.extra), options.apiKey, job, options.signal ?? AbortSignal.timeout(30_000), settings, undefined, (p) => options.progress?.push(p));
+  return generateOnChannel(channel(options.extra), options.apiKey, job, options.signal ?? AbortSignal.timeout(30_000), settings, undefined, options.onProgress);
 }
 
 const dimensions = async (png: Buffer) => {
@@ -95,7 +102,7 @@ describe("the comfyui adapter (HTTP + websocket against the ComfyUI simulator)",
 
   it("reports rising progress fractions and the JPEG previews from the socket's binary frames", async () => {
     const progress: UpstreamProgress[] = [];
-    const outcome = await run({}, { progress });
+    const outcome = await run({}, { onProgress: (p) => progress.push(p) });
     expect(outcome.ok).toBe(true);
     const fractions = progress.flatMap((p) => (p.fraction === undefined ? [] : [p.fraction]));
     expect(fractions).toEqual([0.25, 0.5, 0.75, 1]);
@@ -108,7 +115,7 @@ describe("the comfyui adapter (HTTP + websocket against the ComfyUI simulator)",
   it("still answers the right image when the websocket drops mid-job, by polling the history", async () => {
     sim.behave({ steps: 6, dropSocketAtStep: 2, latencyMs: 600 });
     const progress: UpstreamProgress[] = [];
-    const outcome = await run({ width: 640, height: 448 }, { progress });
+    const outcome = await run({ width: 640, height: 448 }, { onProgress: (p) => progress.push(p) });
     expect(outcome.ok && (await dimensions(outcome.images[0]!))).toEqual(["png", 640, 448]);
     // Progress stopped with the socket; the images came through the history.
     expect(progress.filter((p) => p.fraction !== undefined).length).toBeLessThan(6);
@@ -127,9 +134,21 @@ describe("the comfyui adapter (HTTP + websocket against the ComfyUI simulator)",
     expect(!outcome.ok && outcome.detail).toContain("ComfyUI rejected the workflow (400): Prompt outputs failed validation; ComfyUI node 5 (EmptyLatentImage): Value 20000 bigger than max of 16384: width");
   });
 
+  it("follows the job by its history when the websocket never opens", async () => {
+    sim.behave({ refuseSockets: true });
+    const outcome = await run({ width: 512, height: 512 });
+    expect(outcome.ok && (await dimensions(outcome.images[0]!))).toEqual(["png", 512, 512]);
+    expect([sim.count("ws"), sim.count("prompt")]).toEqual([0, 1]);
+    expect(sim.count("history")).toBeGreaterThan(0);
+  });
+
   it("interrupts the running prompt on ComfyUI when the job's limit aborts the call", async () => {
-    const outcome = run({ prompt: "slow [sim:delay=60000]" }, { signal: AbortSignal.timeout(700) });
-    await expect(outcome).rejects.toThrow();
+    // 100 steps over a minute: the call is aborted (as the job's limit does) at the first step's progress.
+    sim.behave({ steps: 100 });
+    const limit = new AbortController();
+    const onProgress = () => limit.abort(new DOMException("The job's time limit", "TimeoutError"));
+    const outcome = run({ prompt: "slow [sim:delay=60000]" }, { signal: limit.signal, onProgress });
+    await expect(outcome).rejects.toThrow("The job's time limit");
     expect(sim.count("interrupt")).toBe(1);
     expect(sim.count("queue")).toBe(1);
     // The simulator ended the job as interrupted: the next job runs at once.
