@@ -42,8 +42,9 @@ export class ComfyApi {
       signal,
     });
     const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
-    const nodeErrors = describeNodeErrors(graph, body?.node_errors);
-    if (!response.ok || nodeErrors) {
+    // A 200 may list node_errors of nodes no output needs: ComfyUI runs the prompt all the same.
+    if (!response.ok) {
+      const nodeErrors = describeNodeErrors(graph, body?.node_errors);
       const error = describeError(body?.error);
       throw new UpstreamFailure(`ComfyUI rejected the workflow (${response.status})${error ? `: ${error}` : ""}${nodeErrors ? `; ${nodeErrors}` : ""}`);
     }

@@ -53,15 +53,24 @@ export async function openEvents(options: SocketOptions, handlers: EventHandlers
   const url = socketUrl(options.baseUrl, options.clientId);
   if (!options.allowPrivateNetwork) await refusePrivate(url.hostname);
   options.signal.throwIfAborted();
+  // Node's WebSocket (undici) takes {headers} where the browser's takes protocols; the DOM types know only the latter.
   const socket = new WebSocket(url, { headers: options.headers } as unknown as string[]);
   socket.binaryType = "arraybuffer";
   const opened = await new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => resolve(false), OPEN_TIMEOUT_MS);
-    socket.addEventListener("open", () => (clearTimeout(timer), resolve(true)), { once: true });
-    socket.addEventListener("close", () => (clearTimeout(timer), resolve(false)), { once: true });
+    const settle = (open: boolean) => {
+      clearTimeout(timer);
+      options.signal.removeEventListener("abort", onAbort);
+      resolve(open);
+    };
+    const onAbort = () => settle(false);
+    const timer = setTimeout(onAbort, OPEN_TIMEOUT_MS);
+    options.signal.addEventListener("abort", onAbort, { once: true });
+    socket.addEventListener("open", () => settle(true), { once: true });
+    socket.addEventListener("close", () => settle(false), { once: true });
   });
   if (!opened) {
     socket.close();
+    options.signal.throwIfAborted();
     return null;
   }
   socket.addEventListener("message", (event) => dispatch(event.data, handlers));
