@@ -128,6 +128,13 @@ describe("the comfyui adapter (HTTP + websocket against the ComfyUI simulator)",
     expect(!outcome.ok && outcome.detail).toContain("ComfyUI node 3 (KSampler): Allocation on device would exceed allowed memory. (out of memory) [torch.OutOfMemoryError]");
   });
 
+  it("reads a node's error from the history when the socket dropped before it", async () => {
+    sim.behave({ steps: 3, dropSocketAtStep: 1, latencyMs: 300 });
+    const outcome = await run({ prompt: "a storm [sim:fail]" });
+    expect(!outcome.ok && outcome.detail).toContain("ComfyUI node 3 (KSampler): Allocation on device would exceed allowed memory.");
+    expect(sim.count("history")).toBeGreaterThan(0);
+  });
+
   it("fails with each node's validation error when ComfyUI rejects the graph (node_errors)", async () => {
     const outcome = await run({ width: 20_000, height: 512 });
     expect(outcome.ok).toBe(false);
