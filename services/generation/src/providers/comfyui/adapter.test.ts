@@ -112,6 +112,14 @@ describe("the comfyui adapter (HTTP + websocket against the ComfyUI simulator)",
     expect((await sharp(previews[0]!.bytes).metadata()).format).toBe("jpeg");
   });
 
+  it("reports one rising fraction for a job split into prompts that ComfyUI runs one after another", async () => {
+    const progress: UpstreamProgress[] = [];
+    const outcome = await run({ n: 2 }, { extra: { maxImagesPerCall: 1 }, onProgress: (p) => progress.push(p) });
+    expect(outcome.ok && outcome.images.length).toBe(2);
+    const fractions = progress.flatMap((p) => (p.fraction === undefined ? [] : [p.fraction]));
+    expect(fractions).toEqual([0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1]);
+  });
+
   it("still answers the right image when the websocket drops mid-job, by polling the history", async () => {
     sim.behave({ steps: 6, dropSocketAtStep: 2, latencyMs: 600 });
     const progress: UpstreamProgress[] = [];

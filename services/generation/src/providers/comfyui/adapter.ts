@@ -7,6 +7,7 @@ import { ComfyApi } from "./api.ts";
 import { PromptFollower } from "./follow.ts";
 import { jobGraph, type JobValues } from "./graph.ts";
 import { comfyuiSize } from "./size.ts";
+import { JobProgress } from "./progress.ts";
 import { openEvents } from "./socket.ts";
 import type { ComfyChannel, ComfyJobGraph } from "./workflow.ts";
 
@@ -25,12 +26,10 @@ export const comfyuiFactory: ProviderFactory = (input) => {
   const comfy = input.channel.comfyui!;
   const job = input.request.edit && comfy.edit ? comfy.edit : comfy;
   const size = comfyuiSize(input.request);
-  return {
-    model: new ComfyImageModel(input, job),
-    // Without a batch-size input, one prompt makes one image and n is split into prompts.
-    maxImagesPerCall: job.inputs.batchSize ? (input.channel.maxImagesPerCall ?? DEFAULT_MAX_BATCH) : 1,
-    size: pixelSize(size.width, size.height),
-  };
+  // Without a batch-size input, one prompt makes one image and n is split into prompts.
+  const perPrompt = job.inputs.batchSize ? (input.channel.maxImagesPerCall ?? DEFAULT_MAX_BATCH) : 1;
+  const progress = new JobProgress(Math.ceil(input.request.n / perPrompt), input.onProgress);
+  return { model: new ComfyImageModel(input, job, progress), maxImagesPerCall: perPrompt, size: pixelSize(size.width, size.height) };
 };
 
 class ComfyImageModel implements ImageModelV4 {
@@ -44,6 +43,7 @@ class ComfyImageModel implements ImageModelV4 {
   constructor(
     private readonly input: FactoryInput,
     private readonly job: ComfyJobGraph & Partial<NonNullable<ComfyChannel["edit"]>>,
+    private readonly progress: JobProgress,
   ) {
     this.modelId = input.channel.upstreamModel ?? input.channel.workflow ?? "comfyui";
     this.#headers = input.apiKey ? { authorization: `Bearer ${input.apiKey}` } : {};
@@ -51,6 +51,7 @@ class ComfyImageModel implements ImageModelV4 {
   }
 
   async doGenerate(options: ImageModelV4CallOptions): Promise<ImageModelV4Result> {
+    const onProgress = this.progress.forPrompt();
     const signal = options.abortSignal ?? new AbortController().signal;
     const [width, height] = (options.size ?? `${this.input.request.width}x${this.input.request.height}`).split("x").map(Number) as [number, number];
     const values: JobValues = {
@@ -67,7 +68,7 @@ class ComfyImageModel implements ImageModelV4 {
       graph,
       output: this.job.output,
       pollIntervalMs: this.input.channel.pollIntervalMs ?? 1000,
-      onProgress: this.input.onProgress,
+      onProgress,
     });
     const clientId = randomUUID();
     let promptId: string = randomUUID();
