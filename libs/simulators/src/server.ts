@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { randomUUID } from "node:crypto";
 import { parsePromptDirectives, type SimMode } from "./directives.ts";
 import { renderPng } from "./png.ts";
@@ -22,6 +22,12 @@ export interface SimBehaviour {
   outputSize?: { width: number; height: number };
   /** When set, a request without this key (in the provider's own header) is answered 401. */
   apiKey?: string;
+  /** ComfyUI: sampler steps per job (default: the workflow's own `steps`), each reported as progress with a preview. */
+  steps?: number;
+  /** ComfyUI: the websocket of the job's client is cut after this many steps (the client must follow the job by its history). */
+  dropSocketAtStep?: number;
+  /** ComfyUI: the websocket upgrade is refused (503), so the client must follow its jobs by their history. */
+  refuseSockets?: boolean;
 }
 
 export const DEFAULT_BEHAVIOUR: SimBehaviour = { mode: "ok", latencyMs: 0, pollsBeforeReady: 1, slowPolls: 8, failStatus: 500 };
@@ -68,6 +74,8 @@ export interface SimStats {
   peakInFlight: number;
   /** The input images and mask of the last request that carried any (an image edit). */
   lastInputs?: { images: number; mask: boolean };
+  /** ComfyUI: the last workflow (API format) queued with POST /prompt. */
+  lastWorkflow?: Record<string, { class_type: string; inputs: Record<string, unknown> }>;
 }
 
 /** One request a protocol chose to record (SimulatorCore.record), for a test's assertions. */
@@ -89,6 +97,7 @@ export class SimulatorCore {
   readonly #files = new Map<string, Buffer>();
   readonly #shutdown = new AbortController();
   #received: ReceivedRequest[] = [];
+  #upgrade: ((req: IncomingMessage, socket: Socket, head: Buffer) => void) | undefined;
   stats: SimStats = { requests: 0, byRoute: {}, lastBody: undefined, lastHeaders: undefined, lastPath: undefined, peakInFlight: 0 };
   #inFlight = 0;
   origin = "";
@@ -113,6 +122,16 @@ export class SimulatorCore {
     this.#routes = routes;
   }
 
+  /** Takes the server's upgrade requests (a protocol with a websocket); others are refused. */
+  onUpgrade(handler: (req: IncomingMessage, socket: Socket, head: Buffer) => void): void {
+    this.#upgrade = handler;
+  }
+
+  /** Aborts when the simulator closes: work a protocol runs on after its client left, and upgraded sockets, stop then. */
+  get closing(): AbortSignal {
+    return this.#shutdown.signal;
+  }
+
   behave(change: Partial<SimBehaviour>): void {
     this.#behaviour = { ...this.#behaviour, ...change };
   }
@@ -132,11 +151,6 @@ export class SimulatorCore {
   /** The recorded requests, oldest first; of one route when named. */
   received(route?: string): readonly ReceivedRequest[] {
     return route === undefined ? [...this.#received] : this.#received.filter((request) => request.route === route);
-  }
-
-  /** Aborts when the simulator closes: work a protocol runs on after its client left stops then. */
-  get closing(): AbortSignal {
-    return this.#shutdown.signal;
   }
 
   /** API calls open now: received and not yet answered (or given up by the client). */
@@ -194,6 +208,7 @@ export class SimulatorCore {
 
   async listen(port = 0, host = "127.0.0.1"): Promise<void> {
     this.#server = createServer((req, res) => void this.#serve(req, res));
+    this.#server.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => (this.#upgrade ? this.#upgrade(req, socket, head) : socket.destroy()));
     await new Promise<void>((resolve, reject) => {
       this.#server!.once("error", reject);
       this.#server!.listen(port, host, resolve);

@@ -16,7 +16,7 @@ describe("the models file", () => {
     const example = loadCatalog(fileURLToPath(new URL("../../../config/models.example.json", import.meta.url)));
     expect([...example.keys()].sort()).toEqual([...sandbox.keys()].sort());
     const providers = new Set([...example.values()].flatMap((model) => model.channels.map((channel) => channel.provider)));
-    expect([...providers].sort()).toEqual(["black-forest-labs", "bytedance", "fal", "google", "openai", "openai-compatible", "replicate"]);
+    expect([...providers].sort()).toEqual(["black-forest-labs", "bytedance", "comfyui", "fal", "google", "openai", "openai-compatible", "replicate"]);
   });
 
   it("says per model whether it edits: the alpha models in the embedded default, none unless set", () => {
