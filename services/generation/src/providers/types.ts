@@ -49,8 +49,6 @@ export interface FactoryInput {
   request: UpstreamRequest;
   /** Polled providers poll at most this long (the job's own limit). */
   jobTimeoutMs: number;
-  /** Whether the channel (or the service) lets this upstream reach private addresses; for connections made outside the guarded fetch (ComfyUI's websocket). */
-  allowPrivateNetwork?: boolean;
   /** Called as the upstream job advances; providers that see no progress never call it. */
   onProgress?: (progress: UpstreamProgress) => void;
 }

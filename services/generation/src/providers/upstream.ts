@@ -46,12 +46,11 @@ export async function generateOnChannel(
   const provider = PROVIDERS.get(channel.provider)!;
   // The channel's clock starts once the call is made (below); the fetch's gate wait pauses it.
   let deadline: CallDeadline | null = null;
-  const allowPrivateNetwork = settings.allowPrivateUpstreams || channel.allowPrivateNetwork === true;
   const fetch = guardedFetch({
     provider: channel.provider,
     // catalog.ts requires a baseUrl of a channel whose provider has no default.
     baseUrl: (channel.baseUrl ?? provider.defaultBaseUrl)!,
-    allowPrivateNetwork,
+    allowPrivateNetwork: settings.allowPrivateUpstreams || channel.allowPrivateNetwork === true,
     maxResponseBytes: settings.maxUpstreamBytes,
     onRefusal: (reason) => (refusal ??= reason),
     // The wait for a place is the gateway's, not the upstream's: the channel's time limit stands still meanwhile.
@@ -64,7 +63,7 @@ export async function generateOnChannel(
     // Reads held back are the gateway's wait too: the answer may be there, unread.
     holdBack: answerPlace && ((reader) => answerPlace.holdBack(pausingClock(reader, () => deadline))),
   });
-  const call = (await provider.loadFactory())({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs, allowPrivateNetwork, onProgress });
+  const call = (await provider.loadFactory())({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs, onProgress });
   deadline = channel.timeoutMs ? callDeadline(jobSignal, channel.timeoutMs) : null;
   const signal = deadline?.signal ?? jobSignal;
   const results = await Promise.allSettled(batches(request.n, call.maxImagesPerCall).map((count) => imagesFrom(call, request, count, signal))).finally(

@@ -198,10 +198,9 @@ describe("the comfyui adapter (HTTP + websocket against the ComfyUI simulator)",
     sim.behave({ apiKey: undefined });
   });
 
-  it("refuses a websocket host on a private address unless private networks are allowed", async () => {
+  it("opens the websocket of a server on a private address under the channel's baseUrl without the opt-in, as its HTTP requests", async () => {
     const outcome = await run({}, { extra: { allowPrivateNetwork: false } });
-    expect(outcome.ok).toBe(false);
-    expect(!outcome.ok && outcome.detail).toContain('resolves to the private address 127.0.0.1; set "allowPrivateNetwork": true');
-    expect(sim.count("prompt")).toBe(0);
+    expect(outcome.ok).toBe(true);
+    expect(sim.count("ws")).toBe(1);
   });
 });

@@ -1,7 +1,3 @@
-import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
-import { UpstreamFailure } from "../errors.ts";
-import { isInternalAddress } from "../private-address.ts";
 
 // ComfyUI's event stream: GET /ws?clientId=<id>, a websocket (Node's own WebSocket)
 // carrying JSON messages {type, data} and binary frames: a 4-byte big-endian event type,
@@ -31,7 +27,6 @@ const OPEN_TIMEOUT_MS = 10_000;
 export interface SocketOptions {
   baseUrl: string;
   clientId: string;
-  allowPrivateNetwork: boolean;
   headers: Record<string, string>;
   signal: AbortSignal;
 }
@@ -46,12 +41,11 @@ export function socketUrl(baseUrl: string, clientId: string): URL {
 
 /**
  * The open socket, or null when it cannot be opened (the job is then followed by
- * polling). A host resolving to a private address is refused, as for any upstream URL,
- * unless the channel (or the service) allows private networks.
+ * polling). It is the channel's own server, under its baseUrl, which the operator named:
+ * trusted as the guarded fetch trusts requests under baseUrl, on a private address too.
  */
 export async function openEvents(options: SocketOptions, handlers: EventHandlers): Promise<WebSocket | null> {
   const url = socketUrl(options.baseUrl, options.clientId);
-  if (!options.allowPrivateNetwork) await refusePrivate(url.hostname);
   options.signal.throwIfAborted();
   // Node's WebSocket (undici) takes {headers} where the browser's takes protocols; the DOM types know only the latter.
   const socket = new WebSocket(url, { headers: options.headers } as unknown as string[]);
@@ -76,15 +70,6 @@ export async function openEvents(options: SocketOptions, handlers: EventHandlers
   socket.addEventListener("message", (event) => dispatch(event.data, handlers));
   socket.addEventListener("close", () => handlers.closed(), { once: true });
   return socket;
-}
-
-async function refusePrivate(hostname: string): Promise<void> {
-  const host = hostname.replace(/^\[|\]$/g, "");
-  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true }).catch(() => [])).map((entry) => entry.address);
-  const internal = addresses.find(isInternalAddress);
-  if (internal !== undefined) {
-    throw new UpstreamFailure(`ComfyUI's websocket host ${hostname} resolves to the private address ${internal}; set "allowPrivateNetwork": true on the channel to allow it`);
-  }
 }
 
 function dispatch(data: unknown, handlers: EventHandlers): void {
