@@ -162,12 +162,12 @@ export class IdempotentRequests {
     for (;;) {
       const state = await lookupJob(this.deps, claim.requestId, scope.accountId, "as_requested");
       if (state && state.case !== "running") return answerOf(state);
+      if (state && Date.now() > Number(state.createdUnix) * 1000 + this.deps.config.jobTimeoutMs + LOST_JOB_GRACE_MS) {
+        return answerOf({ case: "failure", value: refusal(ErrorCode.ASYNC_IMAGE_FAILED, "The original request's job was lost before it finished; nothing was charged for it", { shouldRetry: true }) as Refusal });
+      }
       if (state && !told) {
         told = true;
         observer?.attached?.(claim.requestId, state.createdUnix);
-      }
-      if (state && Date.now() > Number(state.createdUnix) * 1000 + this.deps.config.jobTimeoutMs + LOST_JOB_GRACE_MS) {
-        return answerOf({ case: "failure", value: refusal(ErrorCode.ASYNC_IMAGE_FAILED, "The original request's job was lost before it finished; nothing was charged for it", { shouldRetry: true }) as Refusal });
       }
       if (!state && !(await this.#claimStillPending(scope, claim))) return null;
       await sleep(POLL_MS);
