@@ -15,7 +15,10 @@ const schema = z.object({
   // A public edge: a request's headers and 256 kB body need seconds, not minutes, even on a slow
   // link; one held open longer is holding a socket. Responses are not bounded (a job may take 10 min).
   EDGE_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
-  EDGE_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  // Above the idle timeouts of common load balancers (AWS ALB's 60 s): a balancer must give up an
+  // idle connection before the edge does, or a request it sends on it as the edge closes it is lost
+  // (a 502). Fastify's own default, for that reason (docs/configuration.md#behind-a-load-balancer).
+  EDGE_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(72_000),
   // An edit's files travel to generation in one RPC message: the ceilings bound it (@orvado/core limits.ts).
   EDGE_EDIT_MAX_IMAGES: z.coerce.number().int().min(1).max(EDIT_IMAGE_COUNT_CEILING).default(EDIT_IMAGE_COUNT_CEILING),
   EDGE_EDIT_MAX_FILE_BYTES: z.coerce.number().int().min(1024).max(EDIT_UPLOAD_BYTES_CEILING).default(16 * 1024 * 1024),

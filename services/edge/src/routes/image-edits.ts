@@ -7,6 +7,8 @@ import type { KeyChecker } from "../key-check.ts";
 import type { EditUploadLimits } from "../config.ts";
 import { readEditUpload } from "../edit-upload.ts";
 import { idempotencyKeyOf, runImageJob } from "./image-job.ts";
+import { submitImageJob } from "./image-submit.ts";
+import { prefersRespondAsync } from "../prefer.ts";
 
 interface EditDeps {
   keys: KeyChecker;
@@ -32,7 +34,7 @@ export function imageEditRoutes(app: FastifyInstance, deps: EditDeps) {
     const shape = checkImageRequestBody(read.upload.fields);
     if (!shape.ok) return sendError(request, reply, shape.code, shape.message);
     const { images, mask } = read.upload;
-    return runImageJob(request, reply, deps, key.key, idempotencyKey, { ...shape.body, edit: true, inputImages: images, mask });
+    return (prefersRespondAsync(request.headers.prefer) ? submitImageJob : runImageJob)(request, reply, deps, key.key, idempotencyKey, { ...shape.body, edit: true, inputImages: images, mask });
   });
 }
 

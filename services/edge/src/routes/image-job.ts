@@ -20,7 +20,7 @@ export interface ImageJobDeps {
 /** Visible ASCII, 1–255 characters (docs/api.md, "Idempotent retries"); generation checks it again. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/;
 
-type JobFields = Omit<MessageInitShape<typeof CreateImageRequestSchema>, "$typeName" | "requestId" | "accountId" | "keyId" | "keyLimitMicros" | "allowedModels" | "idempotencyKey" | "limits">;
+export type JobFields = Omit<MessageInitShape<typeof CreateImageRequestSchema>, "$typeName" | "requestId" | "accountId" | "keyId" | "keyLimitMicros" | "allowedModels" | "idempotencyKey" | "limits">;
 
 /** The Idempotency-Key header, "" when absent, or null after answering 400 for a malformed one. */
 export function idempotencyKeyOf(request: FastifyRequest, reply: FastifyReply): string | null {
@@ -35,9 +35,30 @@ export function idempotencyKeyOf(request: FastifyRequest, reply: FastifyReply): 
  * An idempotent retry answers as its original request: the original's request id
  * in the headers and in any error message, so the cost lookup shows the one charge.
  */
-function answerAs(reply: FastifyReply, requestId: string) {
+export function answerAs(reply: FastifyReply, requestId: string) {
   reply.header("x-gateway-request-id", requestId).header("x-request-id", requestId).header("idempotent-replayed", "true");
 }
+
+/** The CreateImage (or SubmitImage) request of a generation or an edit, under the caller's key and its limits. */
+export function jobRequest(request: FastifyRequest, key: VerifiedKey, idempotencyKey: string, fields: JobFields) {
+  return {
+    requestId: request.id,
+    accountId: key.accountId,
+    keyId: key.keyId,
+    keyLimitMicros: key.limitMicros,
+    allowedModels: key.models,
+    ...fields,
+    idempotencyKey,
+    limits: {
+      accountMaxConcurrentJobs: key.accountLimits?.maxConcurrentJobs,
+      accountRequestsPerMinute: key.accountLimits?.requestsPerMinute,
+      keyRequestsPerMinute: key.requestsPerMinute,
+    },
+  };
+}
+
+/** Where a client reads a request's outcome later (docs/api.md#job-lookup). */
+export const jobLookupPath = (requestId: string) => `/v1/images/generations/${requestId}`;
 
 /**
  * Starts the job's call and answers when it ends. Not itself async: the call is held
@@ -45,28 +66,18 @@ function answerAs(reply: FastifyReply, requestId: string) {
  * (not the body's fields, the key or the request message; docs/performance.md#where-the-memory-goes).
  */
 export function runImageJob(request: FastifyRequest, reply: FastifyReply, deps: ImageJobDeps, key: VerifiedKey, idempotencyKey: string, fields: JobFields) {
-  const outcome = jobOutcomeOrUnknown(request, reply, `GET /v1/images/generations/${request.id}`, () =>
-    deps.generation.createImage({
-      requestId: request.id,
-      accountId: key.accountId,
-      keyId: key.keyId,
-      keyLimitMicros: key.limitMicros,
-      allowedModels: key.models,
-      ...fields,
-      idempotencyKey,
-      limits: {
-        accountMaxConcurrentJobs: key.accountLimits?.maxConcurrentJobs,
-        accountRequestsPerMinute: key.accountLimits?.requestsPerMinute,
-        keyRequestsPerMinute: key.requestsPerMinute,
-      },
-    }),
-  );
+  const outcome = jobOutcomeOrUnknown(request, reply, `GET ${jobLookupPath(request.id)}`, () => deps.generation.createImage(jobRequest(request, key, idempotencyKey, fields)));
   return answerImageJob(request, reply, deps.publicUrl, outcome);
 }
 
 async function answerImageJob(request: FastifyRequest, reply: FastifyReply, publicUrl: string | undefined, outcome: Promise<CreateImageResponse | null>) {
   const answer = await outcome;
   if (!answer) return reply;
+  return answerEndedJob(request, reply, publicUrl, answer);
+}
+
+/** A job's answer once it has ended: its images, or its refusal (an idempotent retry's as the original's). */
+export function answerEndedJob(request: FastifyRequest, reply: FastifyReply, publicUrl: string | undefined, answer: Pick<CreateImageResponse, "result" | "replayed" | "requestId">) {
   const replayedFrom = answer.replayed && answer.requestId ? answer.requestId : null;
   if (replayedFrom) answerAs(reply, replayedFrom);
   if (answer.result.case !== "images") {

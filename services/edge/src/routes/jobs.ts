@@ -52,7 +52,8 @@ function sendFailure(reply: FastifyReply, failure: { code: ErrorCode; message: s
   return reply.code(httpStatusFor(failure.code)).send(errorBody(failure.code, failure.message, requestId));
 }
 
-function running(reply: FastifyReply, requestId: string, createdUnix: number) {
+/** A running job's 202, the lookup's and an async submit's (image-submit.ts): the same shape and Retry-After. */
+export function running(reply: FastifyReply, requestId: string, createdUnix: number) {
   reply.code(202).header("retry-after", String(POLL_AFTER_SECONDS));
   return { id: requestId, object: "image.generation", status: "running", created: createdUnix };
 }
