@@ -15,6 +15,7 @@ const KAFKA_SUITES = [
   "services/stack/src/generation-path.test.ts",
   "services/stack/src/idempotency.test.ts",
   "services/stack/src/image-edits.test.ts",
+  "services/stack/src/async-submit.test.ts",
   "services/stack/src/streaming.test.ts",
   "services/stack/src/faults.test.ts",
   "services/billing/src/settlement.test.ts",

@@ -51,7 +51,14 @@ const READY_TIMEOUT_MS = 60_000;
 
 const DRIVER_MAIN = fileURLToPath(new URL("./soak-driver-main.ts", import.meta.url));
 
-/** One generation request on its own connection, as that many separate clients would. */
+/** What a streamed answer's end is judged by: its completed event arrived (docs/api.md#streaming). */
+const COMPLETED_EVENT = "event: image_generation.completed";
+
+/**
+ * One generation request on its own connection, as that many separate clients would.
+ * A streamed answer is 200 from its head on: it counts as answered only when its
+ * completed event came, else as "stream_error".
+ */
 function generate(agent: Agent, edgeUrl: string, key: string, body: string): Promise<Outcome> {
   const url = new URL(`${edgeUrl}/v1/images/generations`);
   const start = performance.now();
@@ -59,8 +66,18 @@ function generate(agent: Agent, edgeUrl: string, key: string, body: string): Pro
     const req = httpRequest(
       { host: url.hostname, port: url.port, path: url.pathname, method: "POST", agent, headers: { "content-type": "application/json", authorization: `Bearer ${key}` } },
       (res) => {
-        res.resume();
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - start }));
+        const streamed = String(res.headers["content-type"] ?? "").startsWith("text/event-stream");
+        let tail = "";
+        let completed = false;
+        res.setEncoding("latin1");
+        res.on("data", (chunk: string) => {
+          if (!streamed || completed) return;
+          // The event's name may straddle two chunks: keep the end of the last one.
+          tail = (tail + chunk).slice(-(chunk.length + COMPLETED_EVENT.length));
+          completed = tail.includes(COMPLETED_EVENT);
+          tail = tail.slice(-COMPLETED_EVENT.length);
+        });
+        res.on("end", () => resolve({ status: streamed && !completed ? "stream_error" : (res.statusCode ?? 0), ms: performance.now() - start }));
         res.on("error", (error: NodeJS.ErrnoException) => resolve({ status: error.code ?? error.message, ms: performance.now() - start }));
       },
     );

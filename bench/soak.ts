@@ -18,7 +18,8 @@
 // are spread over this many funded accounts; 1 = one customer), SOAK_RAMP_MS (default
 // 10,000: the requests start evenly over this time, so the listen backlog is not
 // flooded), SOAK_UPSTREAM ("simulator" (default) or "bench": bench/upstream-main.ts),
-// SOAK_RESPONSE_FORMAT ("url", the default, or "b64_json"), SOAK_REPLICAS (processes
+// SOAK_RESPONSE_FORMAT ("url", the default, or "b64_json"), SOAK_STREAM ("1": every request
+// streams, stream: true, and counts as answered once its completed event arrives), SOAK_REPLICAS (processes
 // of the edge and of generation), SOAK_DRIVERS (load driver processes), SOAK_UPSTREAMS
 // (upstream processes; the last three computed from the open-files limit when not set),
 // BENCH_DB_SERVER, BENCH_SERVICE_NODE_OPTIONS (NODE_OPTIONS of the service processes),
@@ -45,6 +46,7 @@ const RAMP_MS = Number(process.env.SOAK_RAMP_MS ?? 10_000);
 const UPSTREAM = process.env.SOAK_UPSTREAM ?? "simulator";
 // The default answer is a link (docs/api.md#success-200); b64_json makes every held request also hold its image.
 const RESPONSE_FORMAT = process.env.SOAK_RESPONSE_FORMAT ?? "url";
+const STREAM = process.env.SOAK_STREAM === "1";
 // The goal: 10,000 held 30-s jobs in at most 1 GiB summed over Orvado's processes (docs/performance.md#npm-run-benchsoak-10000-requests-held-open).
 const RSS_TARGET_BYTES = 1024 ** 3;
 // What a process keeps besides one descriptor per held request (listening sockets, database pools, its own files),
@@ -181,7 +183,7 @@ function soakLoad(orvado: SplitOrvado): SoakLoad {
     rampMs: RAMP_MS,
     edgeUrls: orvado.edgeUrls,
     keys: orvado.info.accounts.map((account) => account.key),
-    body: JSON.stringify({ model: BENCH_MODEL, prompt: "a slow lighthouse", size: "1024x1024", response_format: RESPONSE_FORMAT }),
+    body: JSON.stringify({ model: BENCH_MODEL, prompt: "a slow lighthouse", size: "1024x1024", response_format: RESPONSE_FORMAT, ...(STREAM && { stream: true }) }),
   };
 }
 
@@ -314,6 +316,7 @@ function writeSummary(split: Split, results: Results) {
       rampMs: RAMP_MS,
       upstream: UPSTREAM,
       responseFormat: RESPONSE_FORMAT,
+      stream: STREAM,
       // What the four services' processes ran with: their own flags (node-flags.ts) and any given for this run.
       serviceNodeFlags: SERVICE_NODE_FLAGS,
       serviceNodeOptions: process.env.BENCH_SERVICE_NODE_OPTIONS ?? "",

@@ -29,7 +29,7 @@ export interface InternalClientOptions {
 
 /**
  * A Connect client calling another Orvado service with the shared secret;
- * in-process (in-process.ts: unary calls handed over directly, streams through Connect's router transport) when that service runs
+ * in-process (in-process.ts: unary calls and server streams handed over directly) when that service runs
  * in this process unless options.transport is "http2". Given
  * several URLs (replicas of the service), it spreads calls across them and
  * moves a call that started nothing off a replica that refuses it (replicas.ts).

@@ -23,22 +23,26 @@ import { directCallContext, UNWATCHED_SIGNAL } from "./direct-context.ts";
 // server's readMaxBytes hold; each side still gets its own deep copy (`clone`),
 // so a handler never shares an object with its caller.
 
-type UnaryImplementation = (request: unknown, context: HandlerContext) => unknown;
+/** A unary handler's (request) => answer, or a server-streaming handler's (request) => messages. */
+export type DirectImplementation = (request: unknown, context: HandlerContext) => unknown;
 type AnyUnaryMethod = DescMethodUnary<DescMessage, DescMessage>;
 
-/** A server's unary methods, read from the same routes() its network server serves. */
-export function unaryImplementations(routes: (router: ConnectRouter) => void): Map<DescMethod, UnaryImplementation> {
-  const implementations = new Map<DescMethod, UnaryImplementation>();
+/** Method kinds handed over directly; a client- or bidi-streaming method (none here) goes over the network. */
+const DIRECT_KINDS = new Set(["unary", "server_streaming"]);
+
+/** A server's unary and server-streaming methods, read from the same routes() its network server serves. */
+export function directImplementations(routes: (router: ConnectRouter) => void): Map<DescMethod, DirectImplementation> {
+  const implementations = new Map<DescMethod, DirectImplementation>();
   const collector = {
     handlers: [],
     service(service, implementation) {
       for (const spec of Object.values(createServiceImplSpec(service, implementation).methods)) {
-        if (spec.kind === "unary") implementations.set(spec.method, spec.impl as UnaryImplementation);
+        if (DIRECT_KINDS.has(spec.kind)) implementations.set(spec.method, spec.impl as DirectImplementation);
       }
       return collector;
     },
     rpc(method, implementation) {
-      if (method.methodKind === "unary") implementations.set(method, implementation as UnaryImplementation);
+      if (DIRECT_KINDS.has(method.methodKind)) implementations.set(method, implementation as DirectImplementation);
       return collector;
     },
   } as ConnectRouter;
@@ -47,8 +51,8 @@ export function unaryImplementations(routes: (router: ConnectRouter) => void): M
 }
 
 /** The first interceptor outermost, each wrapping the ones after it, as Connect applies them. */
-function chain(interceptors: Interceptor[], innermost: (request: UnaryRequest) => Promise<UnaryResponse>) {
-  return interceptors.reduceRight((next, interceptor) => interceptor(next as never) as typeof next, innermost);
+export function chain<Req, Res>(interceptors: Interceptor[], innermost: (request: Req) => Promise<Res>): (request: Req) => Promise<Res> {
+  return interceptors.reduceRight((next, interceptor) => interceptor(next as never) as unknown as typeof next, innermost);
 }
 
 /**
@@ -57,7 +61,7 @@ function chain(interceptors: Interceptor[], innermost: (request: UnaryRequest) =
  * Internal without its message, which only the server's log keeps, as Connect's
  * handlers answer it.
  */
-function asReceived(error: unknown): ConnectError {
+export function asReceived(error: unknown): ConnectError {
   if (!(error instanceof ConnectError)) return new ConnectError("internal error", Code.Internal);
   return new ConnectError(error.rawMessage, error.code, error.metadata, error.details as never);
 }
@@ -67,7 +71,7 @@ function asReceived(error: unknown): ConnectError {
  * interceptors and handler run, as the network server refuses it while reading
  * the body. Encoded only when the server sets a limit.
  */
-function refuseOversized(method: AnyUnaryMethod, message: DescMessage | object, readMaxBytes: number | undefined): void {
+export function refuseOversized(method: { input: DescMessage }, message: DescMessage | object, readMaxBytes: number | undefined): void {
   if (readMaxBytes === undefined) return;
   let size: number;
   try {
@@ -83,7 +87,7 @@ function refuseOversized(method: AnyUnaryMethod, message: DescMessage | object, 
  * range, an unpaired surrogate) fails here, before the handler runs, as a
  * network server fails to decode it: InvalidArgument, so the caller knows no work began.
  */
-function receivedCopy(method: AnyUnaryMethod, message: DescMessage | object) {
+export function receivedCopy(method: { input: DescMessage }, message: DescMessage | object) {
   try {
     return clone(method.input, message as never);
   } catch (error) {
@@ -93,7 +97,7 @@ function receivedCopy(method: AnyUnaryMethod, message: DescMessage | object) {
 
 export interface DirectCall {
   method: AnyUnaryMethod;
-  implementation: UnaryImplementation;
+  implementation: DirectImplementation;
   clientInterceptors: Interceptor[];
   serverInterceptors: Interceptor[];
   /** The server's limit on a request message, if it sets one. */
@@ -128,7 +132,7 @@ export async function callDirect(call: DirectCall): Promise<UnaryResponse<DescMe
     }
   };
   const server = chain(call.serverInterceptors, handle);
-  const client = chain(call.clientInterceptors, async (request) => {
+  const client = chain(call.clientInterceptors, async (request: UnaryRequest): Promise<UnaryResponse> => {
     try {
       refuseOversized(method, request.message, call.readMaxBytes);
       // The server sees its own copy of the headers, as if they had crossed the wire.

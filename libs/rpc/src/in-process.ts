@@ -1,13 +1,15 @@
-import { createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
-import type { DescMessage, DescMethodUnary } from "@bufbuild/protobuf";
-import { callDirect, unaryImplementations } from "./direct-transport.ts";
+import type { ConnectRouter, Interceptor, Transport } from "@connectrpc/connect";
+import type { DescMessage, DescMethodServerStreaming, DescMethodUnary } from "@bufbuild/protobuf";
+import { callDirect, directImplementations } from "./direct-transport.ts";
+import { callDirectServerStream } from "./direct-stream.ts";
 
 // Co-located services call each other without a socket. When the embedded stack
 // runs auth, billing, generation and the edge in one process, a unary call hands
-// over copies of its messages (direct-transport.ts), since encoding it for
-// Connect's router transport costs much of the stack's throughput
-// (docs/design-choices.md#calls-between-services); a streaming call, or a method
-// the server's routes lack, goes through the router transport. Either way it runs
+// over copies of its messages (direct-transport.ts) and a server-streaming call
+// hands over a copy of each message it streams (direct-stream.ts), since encoding
+// them for Connect's router transport costs much of the stack's throughput and of
+// a download's CPU (docs/design-choices.md#calls-between-services); a method the
+// server's routes lack goes over the network (and is refused there). Each call runs
 // through the server's interceptors (the shared secret, failure logging), and
 // error codes, deadlines, aborts, request headers and readMaxBytes behave as they
 // do over HTTP/2. Every server keeps listening on its port for callers in other
@@ -41,13 +43,6 @@ function localServerFor(baseUrl: URL): LocalServer | undefined {
   return servers.get(Number(baseUrl.port || 80));
 }
 
-function routerTransport(server: LocalServer, clientInterceptors: Interceptor[]): Transport {
-  return createRouterTransport(server.routes, {
-    router: { interceptors: server.interceptors, grpcWeb: false, ...(server.readMaxBytes !== undefined && { readMaxBytes: server.readMaxBytes }) },
-    transport: { interceptors: clientInterceptors },
-  });
-}
-
 /**
  * A transport that, call by call, goes in-process while a server for baseUrl
  * runs in this process, and over the network otherwise (also once that server
@@ -62,7 +57,7 @@ export function colocatedTransport(baseUrl: string, network: Transport, clientIn
     if (!server) return undefined;
     let local = inProcess.get(server);
     if (!local) {
-      local = { server, router: routerTransport(server, clientInterceptors), unary: unaryImplementations(server.routes) };
+      local = { server, implementations: directImplementations(server.routes) };
       inProcess.set(server, local);
     }
     return local;
@@ -70,8 +65,8 @@ export function colocatedTransport(baseUrl: string, network: Transport, clientIn
   return {
     unary: (method, signal, timeoutMs, header, input, contextValues) => {
       const local = pick();
-      const implementation = local?.unary.get(method);
-      if (!local || !implementation) return (local?.router ?? network).unary(method, signal, timeoutMs, header, input, contextValues);
+      const implementation = local?.implementations.get(method);
+      if (!local || !implementation) return network.unary(method, signal, timeoutMs, header, input, contextValues);
       return callDirect({
         method: method as unknown as DescMethodUnary<DescMessage, DescMessage>,
         implementation,
@@ -85,13 +80,28 @@ export function colocatedTransport(baseUrl: string, network: Transport, clientIn
         contextValues,
       }) as never;
     },
-    stream: (method, signal, timeoutMs, header, input, contextValues) => (pick()?.router ?? network).stream(method, signal, timeoutMs, header, input, contextValues),
+    stream: (method, signal, timeoutMs, header, input, contextValues) => {
+      const local = pick();
+      const implementation = method.methodKind === "server_streaming" ? local?.implementations.get(method) : undefined;
+      if (!local || !implementation) return network.stream(method, signal, timeoutMs, header, input, contextValues);
+      return callDirectServerStream({
+        method: method as unknown as DescMethodServerStreaming<DescMessage, DescMessage>,
+        implementation,
+        clientInterceptors,
+        serverInterceptors: local.server.interceptors,
+        readMaxBytes: local.server.readMaxBytes,
+        signal,
+        timeoutMs,
+        header,
+        input: input as never,
+        contextValues,
+      }) as never;
+    },
   };
 }
 
 interface LocalCalls {
   server: LocalServer;
   /** Streaming calls (and any method the server's routes do not implement, answered as on the network). */
-  router: Transport;
-  unary: ReturnType<typeof unaryImplementations>;
+  implementations: ReturnType<typeof directImplementations>;
 }

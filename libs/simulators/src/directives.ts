@@ -1,7 +1,11 @@
 // Prompt directives steer a simulator per request, so a benchmark or a fault test
 // that only controls the prompt (through the whole stack) can still pick the outcome.
 
-export type SimMode = "ok" | "refuse" | "fail" | "malformed" | "hang" | "slow-poll";
+/**
+ * fail-mid-stream and refuse-mid-stream end a streamed answer (OpenAI's `stream: true`) with an
+ * error event after its first partial image; an answer that is not streamed ignores them.
+ */
+export type SimMode = "ok" | "refuse" | "fail" | "malformed" | "hang" | "slow-poll" | "fail-mid-stream" | "refuse-mid-stream";
 
 export interface PromptDirectives {
   mode?: SimMode;
@@ -10,7 +14,7 @@ export interface PromptDirectives {
   size?: { width: number; height: number };
 }
 
-const PATTERN = /\[sim:(?:(refuse|fail|malformed|hang|slow-poll|ok)|delay=(\d{1,7})|size=(\d{2,4})x(\d{2,4}))\]/gi;
+const PATTERN = /\[sim:(?:(refuse-mid-stream|fail-mid-stream|refuse|fail|malformed|hang|slow-poll|ok)|delay=(\d{1,7})|size=(\d{2,4})x(\d{2,4}))\]/gi;
 const MAX_DELAY_MS = 900_000;
 
 export function parsePromptDirectives(prompt: string): PromptDirectives {

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { SimulatorCore, type Route, type SimBehaviour, type SimStats } from "./server.ts";
+import { SimulatorCore, type ReceivedRequest, type Route, type SimBehaviour, type SimStats } from "./server.ts";
 import { bearer } from "./protocols/common.ts";
 import { openAiRoutes } from "./protocols/openai.ts";
 import { googleRoutes } from "./protocols/google.ts";
@@ -7,15 +7,17 @@ import { byteDanceRoutes } from "./protocols/bytedance.ts";
 import { blackForestLabsRoutes } from "./protocols/black-forest-labs.ts";
 import { falRoutes } from "./protocols/fal.ts";
 import { replicateRoutes } from "./protocols/replicate.ts";
+import { automatic1111Routes, basicOrBearer } from "./protocols/automatic1111.ts";
+import { acceptSockets, ComfyState, comfyRoutes } from "./protocols/comfyui.ts";
 
 // Local servers on 127.0.0.1 that speak each upstream image provider's API exactly as the
 // installed @ai-sdk/* packages call it. Point a channel's baseUrl at `sim.baseUrl`.
 
 export { parsePromptDirectives, type PromptDirectives, type SimMode } from "./directives.ts";
 export { renderPng, sizeForAspect } from "./png.ts";
-export { DEFAULT_BEHAVIOUR, type SimBehaviour, type SimStats } from "./server.ts";
+export { DEFAULT_BEHAVIOUR, type ReceivedRequest, type SimBehaviour, type SimStats } from "./server.ts";
 
-export const SIMULATED_PROVIDERS = ["openai", "google", "bytedance", "black-forest-labs", "fal", "replicate", "openai-compatible"] as const;
+export const SIMULATED_PROVIDERS = ["openai", "google", "bytedance", "black-forest-labs", "fal", "replicate", "openai-compatible", "automatic1111", "comfyui"] as const;
 export type SimulatedProvider = (typeof SIMULATED_PROVIDERS)[number];
 
 export interface SimulatorOptions {
@@ -38,8 +40,10 @@ export interface Simulator {
   behave(change: Partial<SimBehaviour>): void;
   /** Back to the default behaviour, counters zeroed. */
   reset(): void;
-  /** Requests seen on one route: "generate", "predict", "submit", "poll" or "download". */
+  /** Requests seen on one route: "generate", "predict", "submit", "poll" or "download"; ComfyUI: "prompt", "history", "view", "upload", "interrupt", "queue" and "ws" (sockets opened). */
   count(route: string): number;
+  /** The requests a protocol records, oldest first (automatic1111: "txt2img", "img2img", "progress", "interrupt"). */
+  received(route?: string): readonly ReceivedRequest[];
   close(): Promise<void>;
 }
 
@@ -47,6 +51,13 @@ interface ProtocolSpec {
   basePath: string;
   readKey(headers: IncomingHttpHeaders): string | undefined;
   routes(core: SimulatorCore, options: SimulatorOptions): Route[];
+}
+
+/** ComfyUI: its routes and the websocket its jobs report on, sharing one queue. */
+function comfyRoutesAndSockets(core: SimulatorCore): Route[] {
+  const state = new ComfyState(core);
+  acceptSockets(core, state, (headers) => bearer(headers.authorization as string | undefined));
+  return comfyRoutes(core, state);
 }
 
 const header = (name: string) => (headers: IncomingHttpHeaders) => bearer(headers[name]);
@@ -63,6 +74,9 @@ const PROTOCOLS: Record<SimulatedProvider, ProtocolSpec> = {
   "black-forest-labs": { basePath: "/v1", readKey: header("x-key"), routes: (core) => blackForestLabsRoutes(core) },
   fal: { basePath: "/fal", readKey: header("authorization"), routes: (core) => falRoutes(core) },
   replicate: { basePath: "/v1", readKey: header("authorization"), routes: (core) => replicateRoutes(core) },
+  // The server's root: its routes are /sdapi/v1/…; a key is "user:password" (--api-auth) or a proxy's bearer token.
+  automatic1111: { basePath: "", readKey: (headers) => basicOrBearer(headers.authorization), routes: (core) => automatic1111Routes(core) },
+  comfyui: { basePath: "", readKey: header("authorization"), routes: comfyRoutesAndSockets },
 };
 
 export async function startSimulator(provider: SimulatedProvider, options: SimulatorOptions = {}): Promise<Simulator> {
@@ -92,6 +106,7 @@ export async function startSimulator(provider: SimulatedProvider, options: Simul
     behave: (change) => core.behave(change),
     reset: () => core.reset(),
     count: (route) => core.count(route),
+    received: (route) => core.received(route),
     close: () => core.close(),
   };
 }

@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { randomUUID } from "node:crypto";
 import { parsePromptDirectives, type SimMode } from "./directives.ts";
 import { renderPng } from "./png.ts";
@@ -22,6 +22,12 @@ export interface SimBehaviour {
   outputSize?: { width: number; height: number };
   /** When set, a request without this key (in the provider's own header) is answered 401. */
   apiKey?: string;
+  /** ComfyUI: sampler steps per job (default: the workflow's own `steps`), each reported as progress with a preview. */
+  steps?: number;
+  /** ComfyUI: the websocket of the job's client is cut after this many steps (the client must follow the job by its history). */
+  dropSocketAtStep?: number;
+  /** ComfyUI: the websocket upgrade is refused (503), so the client must follow its jobs by their history. */
+  refuseSockets?: boolean;
 }
 
 export const DEFAULT_BEHAVIOUR: SimBehaviour = { mode: "ok", latencyMs: 0, pollsBeforeReady: 1, slowPolls: 8, failStatus: 500 };
@@ -40,6 +46,8 @@ export type SimReply =
   | { status: number; json: unknown; headers?: Record<string, string> }
   | { status: number; bytes: Buffer; contentType: string }
   | { status: number; text: string; contentType: string }
+  /** Server-sent events, each frame written as the iterable yields it (it waits between frames itself). */
+  | { status: number; events: AsyncIterable<string> }
   | { hang: true };
 
 export interface Route {
@@ -66,9 +74,20 @@ export interface SimStats {
   peakInFlight: number;
   /** The input images and mask of the last request that carried any (an image edit). */
   lastInputs?: { images: number; mask: boolean };
+  /** ComfyUI: the last workflow (API format) queued with POST /prompt. */
+  lastWorkflow?: Record<string, { class_type: string; inputs: Record<string, unknown> }>;
+}
+
+/** One request a protocol chose to record (SimulatorCore.record), for a test's assertions. */
+export interface ReceivedRequest {
+  route: string;
+  body: unknown;
+  query: Record<string, string>;
 }
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
+/** Recorded requests kept: bodies may carry base64 images, so only the latest few stay. */
+const MAX_RECEIVED = 32;
 const MAX_FILES = 2000;
 
 export class SimulatorCore {
@@ -77,6 +96,8 @@ export class SimulatorCore {
   #routes: Route[] = [];
   readonly #files = new Map<string, Buffer>();
   readonly #shutdown = new AbortController();
+  #received: ReceivedRequest[] = [];
+  #upgrade: ((req: IncomingMessage, socket: Socket, head: Buffer) => void) | undefined;
   stats: SimStats = { requests: 0, byRoute: {}, lastBody: undefined, lastHeaders: undefined, lastPath: undefined, peakInFlight: 0 };
   #inFlight = 0;
   origin = "";
@@ -101,6 +122,16 @@ export class SimulatorCore {
     this.#routes = routes;
   }
 
+  /** Takes the server's upgrade requests (a protocol with a websocket); others are refused. */
+  onUpgrade(handler: (req: IncomingMessage, socket: Socket, head: Buffer) => void): void {
+    this.#upgrade = handler;
+  }
+
+  /** Aborts when the simulator closes: work a protocol runs on after its client left, and upgraded sockets, stop then. */
+  get closing(): AbortSignal {
+    return this.#shutdown.signal;
+  }
+
   behave(change: Partial<SimBehaviour>): void {
     this.#behaviour = { ...this.#behaviour, ...change };
   }
@@ -108,6 +139,18 @@ export class SimulatorCore {
   reset(): void {
     this.#behaviour = { ...DEFAULT_BEHAVIOUR, apiKey: this.#behaviour.apiKey };
     this.stats = { requests: 0, byRoute: {}, lastBody: undefined, lastHeaders: undefined, lastPath: undefined, peakInFlight: this.#inFlight };
+    this.#received = [];
+  }
+
+  /** Keeps a request for assertions (the latest MAX_RECEIVED); protocols record the calls a test asks about. */
+  record(route: string, req: SimRequest): void {
+    this.#received.push({ route, body: req.body, query: Object.fromEntries(req.url.searchParams) });
+    if (this.#received.length > MAX_RECEIVED) this.#received.shift();
+  }
+
+  /** The recorded requests, oldest first; of one route when named. */
+  received(route?: string): readonly ReceivedRequest[] {
+    return route === undefined ? [...this.#received] : this.#received.filter((request) => request.route === route);
   }
 
   /** API calls open now: received and not yet answered (or given up by the client). */
@@ -165,6 +208,7 @@ export class SimulatorCore {
 
   async listen(port = 0, host = "127.0.0.1"): Promise<void> {
     this.#server = createServer((req, res) => void this.#serve(req, res));
+    this.#server.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => (this.#upgrade ? this.#upgrade(req, socket, head) : socket.destroy()));
     await new Promise<void>((resolve, reject) => {
       this.#server!.once("error", reject);
       this.#server!.listen(port, host, resolve);
@@ -204,6 +248,7 @@ export class SimulatorCore {
       }
       const reply = await found.route.handle({ method: req.method ?? "GET", url, headers: req.headers, body, raw, closed: closed.signal }, found.match);
       if ("hang" in reply) return hang(res, this.#shutdown.signal);
+      if ("events" in reply) return await sendEvents(res, reply);
       send(res, reply);
     } catch (error) {
       send(res, { status: 500, json: { error: { message: `simulator error: ${(error as Error).message}` } } });
@@ -263,7 +308,7 @@ function parseJson(contentType: string | undefined, raw: Buffer): unknown {
   }
 }
 
-function send(res: ServerResponse, reply: Exclude<SimReply, { hang: true }>): void {
+function send(res: ServerResponse, reply: Exclude<SimReply, { hang: true } | { events: AsyncIterable<string> }>): void {
   if (res.headersSent || res.destroyed) return;
   if ("json" in reply) {
     const text = JSON.stringify(reply.json);
@@ -275,6 +320,19 @@ function send(res: ServerResponse, reply: Exclude<SimReply, { hang: true }>): vo
   } else {
     res.writeHead(reply.status, { "content-type": reply.contentType });
     res.end(reply.text);
+  }
+}
+
+/** An event stream: the head at once, then each frame as it comes, until the events end or the client leaves. */
+async function sendEvents(res: ServerResponse, reply: { status: number; events: AsyncIterable<string> }): Promise<void> {
+  res.writeHead(reply.status, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" });
+  try {
+    for await (const frame of reply.events) {
+      if (res.destroyed) return;
+      res.write(frame);
+    }
+  } finally {
+    res.end();
   }
 }
 

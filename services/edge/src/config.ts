@@ -15,7 +15,10 @@ const schema = z.object({
   // A public edge: a request's headers and 256 kB body need seconds, not minutes, even on a slow
   // link; one held open longer is holding a socket. Responses are not bounded (a job may take 10 min).
   EDGE_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
-  EDGE_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  // Above the idle timeouts of common load balancers (AWS ALB's 60 s): a balancer must give up an
+  // idle connection before the edge does, or a request it sends on it as the edge closes it is lost
+  // (a 502). Fastify's own default, for that reason (docs/configuration.md#behind-a-load-balancer).
+  EDGE_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(72_000),
   // Below the idle timeouts of common proxies and balancers (30-60 s and up), so a quiet stream is never cut.
   EDGE_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
   // An edit's files travel to generation in one RPC message: the ceilings bound it (@orvado/core limits.ts).

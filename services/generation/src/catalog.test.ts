@@ -16,7 +16,7 @@ describe("the models file", () => {
     const example = loadCatalog(fileURLToPath(new URL("../../../config/models.example.json", import.meta.url)));
     expect([...example.keys()].sort()).toEqual([...sandbox.keys()].sort());
     const providers = new Set([...example.values()].flatMap((model) => model.channels.map((channel) => channel.provider)));
-    expect([...providers].sort()).toEqual(["black-forest-labs", "bytedance", "fal", "google", "openai", "openai-compatible", "replicate"]);
+    expect([...providers].sort()).toEqual(["black-forest-labs", "bytedance", "comfyui", "fal", "google", "openai", "openai-compatible", "replicate"]);
   });
 
   it("says per model whether it edits: the alpha models in the embedded default, none unless set", () => {
@@ -58,6 +58,19 @@ describe("the models file", () => {
       [[{ name: "s", provider: "sandbox", capacity: 1 }, { name: "s", provider: "sandbox", capacity: 1 }], /used twice/],
     ];
     for (const [channels, message] of cases) expect(() => parseCatalog(file(channels)), message.source).toThrow(message);
+  });
+
+  it("takes an automatic1111 channel with its server and settings, without a model or key, and refuses its settings elsewhere", () => {
+    const gpu = { name: "gpu", provider: "automatic1111", baseUrl: "http://gpu-box:7860", capacity: 1, steps: 30, sampler: "DPM++ 2M", negativePrompt: "blurry" };
+    expect(parseCatalog(file([gpu])).get("alpha-2.5-flare")!.channels[0]).toMatchObject({ provider: "automatic1111", steps: 30, sampler: "DPM++ 2M", negativePrompt: "blurry" });
+    const cases: Array<[unknown, RegExp]> = [
+      [{ ...gpu, baseUrl: undefined }, /channel "gpu": baseUrl is required for automatic1111/],
+      [{ ...gpu, steps: 0 }, /steps/],
+      [{ ...gpu, steps: 2.5 }, /steps/],
+      [{ ...gpu, sampler: "" }, /sampler/],
+      [{ name: "o", provider: "openai", upstreamModel: "m", apiKeyEnv: "K", capacity: 1, steps: 20 }, /channel "o": steps is an automatic1111 setting/],
+    ];
+    for (const [channel, message] of cases) expect(() => parseCatalog(file([channel])), message.source).toThrow(message);
   });
 
   it("stops the service at start when a channel's key variable is missing, naming channel and variable but no value", () => {

@@ -1,15 +1,27 @@
 import { readFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { z } from "zod";
 import { TIER_NAMES, tierFromName } from "@orvado/core";
 import type { Tier } from "@orvado/proto";
 import { isGeminiModel } from "./providers/google/size.ts";
+import { COMFY_ONLY_FIELDS, comfyChannelFields, resolveComfyChannel, type ComfyChannel } from "./providers/comfyui/workflow.ts";
 
 // The model catalog: public model ids (docs/api.md#models-and-families), their family, the tiers they offer and
 // the channels that serve them, from the operator's models file (docs/providers.md).
 // A channel names the environment variable holding its key, never the key itself.
 
-export const UPSTREAM_PROVIDERS = ["sandbox", "openai", "google", "bytedance", "black-forest-labs", "fal", "replicate", "openai-compatible"] as const;
+export const UPSTREAM_PROVIDERS = ["sandbox", "openai", "google", "bytedance", "black-forest-labs", "fal", "replicate", "openai-compatible", "automatic1111", "comfyui"] as const;
 export type UpstreamProvider = (typeof UPSTREAM_PROVIDERS)[number];
+
+/** The automatic1111 channel's own settings (providers/automatic1111/): sampling steps, sampler and negative prompt. */
+const AUTOMATIC1111_FIELDS = {
+  steps: z.number().int().min(1).max(150).optional(),
+  sampler: z.string().min(1).max(64).optional(),
+  negativePrompt: z.string().max(4000).optional(),
+};
+const AUTOMATIC1111_ONLY = Object.keys(AUTOMATIC1111_FIELDS) as (keyof typeof AUTOMATIC1111_FIELDS)[];
+/** Providers whose channel names its own server and needs neither an upstream model nor a key. */
+const SELF_HOSTED: ReadonlySet<UpstreamProvider> = new Set(["automatic1111", "comfyui"]);
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** The longest a channel's timeoutMs may be: the job's own limit (GENERATION_JOB_TIMEOUT_MS) goes no higher. */
@@ -39,6 +51,9 @@ const channelSchema = z
     pollIntervalMs: z.number().int().min(10).max(60_000).optional(),
     /** Lets URLs from this upstream point at loopback/private addresses (local servers, tests). */
     allowPrivateNetwork: z.boolean().optional(),
+    ...AUTOMATIC1111_FIELDS,
+    /** comfyui only: the workflow file and where the job's values go (providers/comfyui/workflow.ts). */
+    ...comfyChannelFields,
   })
   .strict();
 
@@ -58,10 +73,15 @@ const modelSchema = z
       const issue = (message: string) => ctx.addIssue({ code: "custom", path: ["channels", index], message: `channel "${channel.name}": ${message}` });
       if (names.has(channel.name)) issue("the name is used twice in this model");
       names.add(channel.name);
+      if (channel.provider !== "automatic1111") for (const field of AUTOMATIC1111_ONLY) if (channel[field] !== undefined) issue(`${field} is an automatic1111 setting`);
+      for (const field of COMFY_ONLY_FIELDS) if (channel[field] !== undefined && channel.provider !== "comfyui") issue(`${field} is for comfyui channels only`);
       if (channel.provider === "sandbox") return;
-      if (!channel.upstreamModel) issue("upstreamModel is required for an upstream provider");
-      if (!channel.apiKeyEnv && channel.provider !== "openai-compatible") issue("apiKeyEnv is required (the environment variable holding the key)");
-      if (channel.provider === "openai-compatible" && !channel.baseUrl) issue("baseUrl is required for openai-compatible");
+      const selfHosted = SELF_HOSTED.has(channel.provider);
+      if (!channel.upstreamModel && !selfHosted) issue("upstreamModel is required for an upstream provider");
+      if (!channel.apiKeyEnv && channel.provider !== "openai-compatible" && !selfHosted) issue("apiKeyEnv is required (the environment variable holding the key)");
+      if ((channel.provider === "openai-compatible" || selfHosted) && !channel.baseUrl) issue(`baseUrl is required for ${channel.provider}`);
+      // A ComfyUI server of one's own: its model is in the workflow.
+      if (channel.provider === "comfyui" && !channel.workflow) issue("workflow is required for comfyui (a workflow in ComfyUI's API format, relative to the models file)");
       // Google shut its Imagen API down; @ai-sdk/google (4) serves Gemini image models only.
       if (channel.provider === "google" && channel.upstreamModel && !isGeminiModel(channel.upstreamModel)) issue("Google serves Gemini image models only (gemini-…): its Imagen API was shut down");
       for (const tier of channel.tiers ?? []) if (!model.tiers.includes(tier)) issue(`tier ${tier} is not one of the model's tiers`);
@@ -76,6 +96,8 @@ export interface ChannelConfig extends Omit<ChannelFile, "tiers" | "priority"> {
   priority: number;
   /** Tiers served by this channel. */
   tiers: Tier[];
+  /** comfyui: the workflows read and checked at start. */
+  comfyui?: ComfyChannel;
 }
 
 export interface CatalogModel {
@@ -97,10 +119,11 @@ export function loadCatalog(path: string): Catalog {
   } catch (error) {
     throw new Error(`models file ${path}: ${(error as Error).message}`);
   }
-  return parseCatalog(raw, path);
+  return parseCatalog(raw, path, dirname(path));
 }
 
-export function parseCatalog(raw: unknown, source = "models file"): Catalog {
+/** `modelsDir` is where paths in the file (comfyui workflows) are read from. */
+export function parseCatalog(raw: unknown, source = "models file", modelsDir = process.cwd()): Catalog {
   const parsed = catalogFileSchema.safeParse(raw);
   if (!parsed.success) {
     throw new Error(`${source}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
@@ -111,6 +134,7 @@ export function parseCatalog(raw: unknown, source = "models file"): Catalog {
       const channels = model.channels
         .map((channel, index) => ({
           ...channel,
+          ...(channel.provider === "comfyui" && { comfyui: comfyChannel(channel, model.id, source, modelsDir) }),
           priority: channel.priority ?? index,
           tiers: channel.tiers ? channel.tiers.map((name) => tierFromName(name)!) : tiers,
           order: index,
@@ -120,6 +144,14 @@ export function parseCatalog(raw: unknown, source = "models file"): Catalog {
       return [model.id, { id: model.id, family: model.family, tiers, edits: model.edits ?? false, channels }];
     }),
   );
+}
+
+function comfyChannel(channel: ChannelFile, modelId: string, source: string, modelsDir: string): ComfyChannel {
+  try {
+    return resolveComfyChannel(channel, modelsDir);
+  } catch (error) {
+    throw new Error(`${source}: channel "${channel.name}" of model "${modelId}": ${(error as Error).message}`);
+  }
 }
 
 /**

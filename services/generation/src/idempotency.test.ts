@@ -2,6 +2,7 @@ import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { CreateImageRequestSchema, ErrorCode, ResponseFormat, type CreateImageRequest } from "@orvado/proto";
@@ -134,6 +135,42 @@ describe("IdempotentRequests across two replicas", () => {
     const images = replayed.result?.case === "images" ? replayed.result.value : null;
     expect(images?.data?.[0]?.content).toMatchObject({ case: "urlPath" });
     expect(String(images?.data?.[0]?.content?.value)).toContain(`/v1/files/${imageId}.png?expires=`);
+  });
+
+  it("tells a retry's observer once the original's job runs, on the other replica and on its own", async () => {
+    for (const [where, retryReplica] of [["other", replicaB], ["same", replicaA]] as const) {
+      const key = `attached-${where}`;
+      const first = request({ idempotencyKey: key });
+      const rowWritten = gate();
+      const held = gate();
+      const original = replicaA.run(first, async () => {
+        await rowWritten.opened;
+        await startJob(dbA, first);
+        await held.opened;
+        await finishJob(dbA, first);
+        return { result: { case: "images", value: { createdUnix: 1n, data: [] } } };
+      });
+      while ((await dbB.query("SELECT 1 FROM generation.idempotency_keys WHERE request_id = $1", [first.requestId])).rowCount === 0) await sleep(10);
+      const attached: Array<[string, bigint]> = [];
+      const retry = retryReplica.run(
+        request({ idempotencyKey: key }),
+        async () => {
+          throw new Error("a retry must not start a job");
+        },
+        { attached: (requestId, createdUnix) => attached.push([requestId, createdUnix]) },
+      );
+      // Claimed, but no job row yet: nothing runs, so nothing is said.
+      await sleep(300);
+      expect(attached, where).toEqual([]);
+      rowWritten.open();
+      while (attached.length === 0) await sleep(10);
+      expect(attached[0]![0], where).toBe(first.requestId);
+      expect(Math.abs(Number(attached[0]![1]) - Date.now() / 1000), where).toBeLessThan(60);
+      held.open();
+      const [, replayed] = await Promise.all([original, retry]);
+      expect(replayed, where).toMatchObject({ requestId: first.requestId, replayed: true, result: { case: "images" } });
+      expect(attached, where).toHaveLength(1);
+    }
   });
 
   it("lets exactly one of many simultaneous first attempts start a job", async () => {

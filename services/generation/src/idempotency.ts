@@ -6,6 +6,7 @@ import { DEFAULT_IMAGE_COUNT, DEFAULT_SIZE, GENERATION_FIELDS } from "@orvado/co
 import type { Db } from "@orvado/db";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { lookupJob, type JobLookupDeps, type JobState } from "./job-lookup.ts";
+import type { JobObserver } from "./jobs.ts";
 
 // Idempotency-Key (docs/api.md, "Idempotent retries"). One live key per API key
 // (account and key id) names one request, so a key only ever receives a replay of
@@ -110,8 +111,11 @@ export class IdempotentRequests {
 
   constructor(private readonly deps: IdempotencyDeps) {}
 
-  /** Runs `start` for the first request under the key; every retry gets the same answer (and `onAttach` hears whose). */
-  async run(req: CreateImageRequest, start: () => Promise<Reply>, onAttach?: (originalRequestId: string) => void): Promise<Reply> {
+  /**
+   * Runs `start` for the first request under the key; every retry gets the same answer. A retry's
+   * observer hears `attached` once the original's job runs (an async submit answers then).
+   */
+  async run(req: CreateImageRequest, start: () => Promise<Reply>, observer?: JobObserver): Promise<Reply> {
     if (!IDEMPOTENCY_KEY_PATTERN.test(req.idempotencyKey)) {
       return { result: { case: "refusal", value: refusal(ErrorCode.INVALID_REQUEST, "Idempotency-Key must be 1 to 255 visible ASCII characters") as Refusal } };
     }
@@ -126,7 +130,7 @@ export class IdempotentRequests {
       }
       const log = this.deps.logger.child({ requestId: req.requestId, originalRequestId: claim.requestId });
       log.info("idempotent retry attaches to its original request");
-      const answer = await this.#attach(req, claim, onAttach);
+      const answer = await this.#attach(req, claim, observer);
       if (answer) return replay(claim.requestId, answer);
       log.info("the original request ended before starting a job; claiming the key again");
     }
@@ -148,27 +152,49 @@ export class IdempotentRequests {
   }
 
   /** The original's answer, or null when it ended without a job so the key is free to claim again. */
-  async #attach(scope: KeyScope, claim: { requestId: string; createdAt: Date }, onAttach?: (originalRequestId: string) => void): Promise<Reply | null> {
+  async #attach(scope: KeyScope, claim: { requestId: string; createdAt: Date }, observer?: JobObserver): Promise<Reply | null> {
     const local = this.#running.get(claim.requestId);
-    // Told once the original is known to have a job (or is running here), so the follower never hears of one that never started.
-    let told = false;
-    const tell = () => {
-      if (!told) onAttach?.(claim.requestId);
-      told = true;
-    };
     if (local) {
-      tell();
+      if (observer?.attached) void this.#tellOnceRunning(scope, claim.requestId, local, observer);
       return local;
     }
+    let told = false;
     for (;;) {
       const state = await lookupJob(this.deps, claim.requestId, scope.accountId, "as_requested");
-      if (state) tell();
       if (state && state.case !== "running") return answerOf(state);
       if (state && Date.now() > Number(state.createdUnix) * 1000 + this.deps.config.jobTimeoutMs + LOST_JOB_GRACE_MS) {
         return answerOf({ case: "failure", value: refusal(ErrorCode.ASYNC_IMAGE_FAILED, "The original request's job was lost before it finished; nothing was charged for it", { shouldRetry: true }) as Refusal });
       }
+      if (state && !told) {
+        told = true;
+        observer?.attached?.(claim.requestId, state.createdUnix);
+      }
       if (!state && !(await this.#claimStillPending(scope, claim))) return null;
       await sleep(POLL_MS);
+    }
+  }
+
+  /**
+   * Tells a retry's observer when the original, a request of this process, has its job's row: at
+   * once when it has it already, otherwise as soon as it is written. An original that ends first
+   * needs no telling: its answer (a refusal, or the images as a replay) is the retry's.
+   */
+  async #tellOnceRunning(scope: KeyScope, requestId: string, answer: Promise<Reply>, observer: JobObserver): Promise<void> {
+    let ended = false;
+    const end = answer.then(
+      () => (ended = true),
+      () => (ended = true),
+    );
+    try {
+      while (!ended) {
+        const state = await lookupJob(this.deps, requestId, scope.accountId, "url");
+        if (state?.case === "running") return observer.attached?.(requestId, state.createdUnix);
+        if (state) return;
+        await Promise.race([sleep(POLL_MS), end]);
+      }
+    } catch (error) {
+      // The retry still gets the original's answer when it ends; only the early word is lost.
+      this.deps.logger.warn({ err: error, requestId }, "could not tell an idempotent retry that its original runs");
     }
   }
 

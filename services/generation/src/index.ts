@@ -68,7 +68,7 @@ export async function startGeneration(
     port: config.port,
     secret: config.internalSecret,
     serviceNames: [GenerationService.typeName],
-    routes: generationRoutes({ db, catalog, jobs, store, metrics, urlSigningSecret: config.urlSigningSecret }),
+    routes: generationRoutes({ db, catalog, jobs, store, metrics, urlSigningSecret: config.urlSigningSecret, logger }),
     logger,
     // An image edit carries its uploads in the CreateImage message: bounded, not Connect's 4 GiB.
     readMaxBytes: GENERATION_RPC_READ_MAX_BYTES,

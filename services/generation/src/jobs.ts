@@ -50,8 +50,12 @@ export interface JobObserver {
   started?(): void;
   /** The upstream's progress and previews (providers/types.ts UpstreamProgress), as they come. */
   progress?(progress: UpstreamProgress): void;
-  /** An Idempotency-Key retry attached to its original request (idempotency.ts): that request's job is followed, not a new one. */
-  attached?(originalRequestId: string): void;
+  /**
+   * An Idempotency-Key retry found its original request's job running (its row written, on any
+   * replica): the original's request id and when its job started. The retry follows that job
+   * instead of starting one, and its answer is still the original's, when that job ends.
+   */
+  attached?(originalRequestId: string, createdUnix: bigint): void;
 }
 
 /**
@@ -105,7 +109,7 @@ export class JobRunner {
 
   /** With an Idempotency-Key, a retry attaches to its original request instead of starting a job (idempotency.ts). */
   async createImage(req: CreateImageRequest, observer?: JobObserver): Promise<CreateImageReply> {
-    if (req.idempotencyKey) return this.#idempotency.run(req, () => this.#createImage(req, observer), observer?.attached?.bind(observer));
+    if (req.idempotencyKey) return this.#idempotency.run(req, () => this.#createImage(req, observer), observer);
     return this.#createImage(req, observer);
   }
 

@@ -5,23 +5,27 @@ import type { Db } from "@orvado/db";
 import type { Catalog } from "./catalog.ts";
 import { channelKey, isSandboxOnly } from "./catalog.ts";
 import type { JobRunner } from "./jobs.ts";
-import type { ImageStore } from "./storage/store.ts";
+import { READ_CHUNK_BYTES, type ImageStore } from "./storage/store.ts";
 import { checkImageLink } from "./storage/signed-links.ts";
 import { findImage } from "./job-store.ts";
 import { lookupJob, lookupJobDetail } from "./job-lookup.ts";
 import { channelStatsRows, channelWindowStats } from "./channel-stats.ts";
 import type { GenerationMetrics } from "./metrics.ts";
 import { followJob } from "./job-stream.ts";
+import { submitImage } from "./submit.ts";
+import type { Logger } from "@orvado/core";
 
-const CHUNK_BYTES = 256 * 1024;
+const CHUNK_BYTES = READ_CHUNK_BYTES;
 const STARTED_UNIX = BigInt(Math.floor(Date.now() / 1000));
 
-export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunner; store: ImageStore; metrics: GenerationMetrics; urlSigningSecret: string }) {
+export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunner; store: ImageStore; metrics: GenerationMetrics; urlSigningSecret: string; logger: Logger }) {
   return (router: ConnectRouter) =>
     router.service(GenerationService, {
       createImage: (req) => deps.jobs.createImage(req),
       // A caller that leaves stops following the job; the job runs on and is charged (job-stream.ts).
       streamImage: (req, context) => followJob(deps.jobs, req, context.signal),
+      // Answers once the job runs; the job itself goes on here to its end (submit.ts).
+      submitImage: (req) => submitImage(deps.jobs, req, deps.logger),
       async listModels() {
         // One query: every replica answers with the same breaker states and slot counts (capacity.ts).
         const health = await deps.jobs.channels.health();

@@ -45,7 +45,16 @@ export interface BalancerSettings {
  * connection to the first failed (HAProxy's default retry-on conn-failure): once
  * an edge has a request, it may have started a job.
  */
+/**
+ * How long HAProxy keeps an idle keep-alive connection, to a client or to an edge: below the
+ * edges' EDGE_KEEP_ALIVE_TIMEOUT_MS default, so it lets an idle connection go before the edge
+ * does and never sends a request into one the edge is closing (docs/configuration.md#behind-a-load-balancer).
+ */
+export const BALANCER_KEEP_ALIVE_MS = 60_000;
+
 export function haproxyConfig(settings: BalancerSettings): string {
+  // Inactivity timeouts: a synchronous job sends nothing either way for up to its limit; a
+  // stream's heartbeats reset them; `tunnel` replaces both for an upgraded connection (WebSocket).
   const timeout = `${settings.longestRequestMs + 60_000}ms`;
   const servers = settings.edges.map((edge, index) => `  server edge${index + 1} ${edge} check inter 1s fall 2 rise 1`);
   return [
@@ -58,8 +67,9 @@ export function haproxyConfig(settings: BalancerSettings): string {
     "  timeout connect 5s",
     `  timeout client ${timeout}`,
     `  timeout server ${settings.serverIdleTimeoutMs === undefined ? timeout : `${settings.serverIdleTimeoutMs}ms`}`,
+    `  timeout tunnel ${timeout}`,
     "  timeout http-request 30s",
-    "  timeout http-keep-alive 10s",
+    `  timeout http-keep-alive ${BALANCER_KEEP_ALIVE_MS}ms`,
     "  retries 2",
     "  option redispatch 1",
     "  option forwardfor",

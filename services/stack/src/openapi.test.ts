@@ -74,6 +74,18 @@ describe("/openapi.json", () => {
     }
     expect(Object.keys(schemas.JobRunning!.properties)).toEqual(["id", "object", "status", "created", "progress", "preview_url"]);
   });
+
+  it("documents the async submit on both image POSTs: the Prefer header and the 202 with Location", () => {
+    const paths = OPENAPI_DOCUMENT.paths as Record<string, Record<string, { parameters: { name: string; in: string }[]; responses: Record<string, { headers: Record<string, { required?: boolean }> }> }>>;
+    for (const path of ["/v1/images/generations", "/v1/images/edits"]) {
+      const post = paths[path]!.post!;
+      expect(post.parameters.map((parameter) => `${parameter.in}:${parameter.name}`), path).toEqual(["header:Idempotency-Key", "header:Prefer"]);
+      const accepted = post.responses["202"]!;
+      expect(accepted.headers.Location?.required, path).toBe(true);
+      expect(accepted.headers["Preference-Applied"]?.required, path).toBe(true);
+      expect(accepted.headers["Retry-After"], path).toBeDefined();
+    }
+  });
 });
 
 describe("the request bodies of /openapi.json", () => {

@@ -1,12 +1,13 @@
 import type { SimReply, SimRequest, SimulatorCore } from "../server.ts";
 import { parsePixelSize } from "../png.ts";
 import { asRecord, count, syncFault } from "./common.ts";
+import { asksForStream, partialImagesOf, streamReply, type StreamKind } from "./openai-stream.ts";
 
 // OpenAI images: POST {base}/images/generations with {model, prompt, n, size, quality, ...},
 // and POST {base}/images/edits as multipart/form-data (files image or image[], an optional
 // mask, the same text fields); both answer {created, data: [{b64_json}]} (gpt-image models
 // always answer base64). The OpenAI-compatible protocol is the same routes; its simulator
-// can answer URLs instead.
+// can answer URLs instead. `stream: true` answers server-sent events (openai-stream.ts).
 
 export interface OpenAiOptions {
   /** Answer data[].url (downloaded by the client) instead of b64_json, as some compatible servers do. */
@@ -19,13 +20,13 @@ const IMAGE_SIGNATURES = [Buffer.from([0x89, 0x50, 0x4e, 0x47]), Buffer.from([0x
 const isImage = (bytes: Buffer) => IMAGE_SIGNATURES.some((signature) => bytes.subarray(0, signature.length).equals(signature));
 
 export function openAiRoutes(sim: SimulatorCore, options: OpenAiOptions) {
-  const answer = (req: SimRequest, body: Record<string, unknown>) => answerImages(sim, options, req, body);
+  const answer = (req: SimRequest, body: Record<string, unknown>, kind: StreamKind) => answerImages(sim, options, req, body, kind);
   return [
     {
       name: "generate",
       method: "POST" as const,
       pattern: /^\/v1\/images\/generations$/,
-      handle: (req: SimRequest): Promise<SimReply> => answer(req, asRecord(req.body)),
+      handle: (req: SimRequest): Promise<SimReply> => answer(req, asRecord(req.body), "image_generation"),
     },
     {
       name: "edit",
@@ -40,20 +41,26 @@ export function openAiRoutes(sim: SimulatorCore, options: OpenAiOptions) {
         const bytes = await Promise.all(images.map(async (file) => Buffer.from(await (file as Blob).arrayBuffer())));
         if (!bytes.every(isImage)) return invalid("Invalid image file or mode for image, please check your image file.", "invalid_image_file");
         sim.sawInputs(bytes.length, mask !== null && typeof mask !== "string");
-        // Text fields arrive as text: n as "2".
+        // Text fields arrive as text: n as "2", stream as "true".
         const fields: Record<string, unknown> = Object.fromEntries([...form.entries()].filter(([, value]) => typeof value === "string"));
         if (fields.n !== undefined) fields.n = Number(fields.n);
+        if (fields.stream !== undefined) fields.stream = fields.stream === "true";
+        if (fields.partial_images !== undefined) fields.partial_images = Number(fields.partial_images);
         sim.stats.lastBody = { ...fields, images: bytes.length, mask: mask !== null };
-        return answer(req, fields);
+        return answer(req, fields, "image_edit");
       },
     },
   ];
 }
 
-async function answerImages(sim: SimulatorCore, options: OpenAiOptions, req: SimRequest, body: Record<string, unknown>): Promise<SimReply> {
+async function answerImages(sim: SimulatorCore, options: OpenAiOptions, req: SimRequest, body: Record<string, unknown>, kind: StreamKind): Promise<SimReply> {
   const prompt = String(body.prompt ?? "");
+  const streamed = asksForStream(body);
+  const partialImages = partialImagesOf(body.partial_images);
+  if (partialImages === undefined) return invalid("partial_images must be an integer between 0 and 3", "invalid_value", "partial_images");
   const effective = sim.effective(prompt);
-  const fault = await syncFault(sim, req, effective, {
+  // A stream spreads the model's latency over its events instead of waiting it before the answer.
+  const fault = await syncFault(sim, req, streamed ? { ...effective, delayMs: 0 } : effective, {
     refusal: () => ({
       status: 400,
       json: {
@@ -71,8 +78,9 @@ async function answerImages(sim: SimulatorCore, options: OpenAiOptions, req: Sim
   const asked = parsePixelSize(body.size) ?? { width: 1024, height: 1024 };
   const n = count(body.n);
   const images = await Promise.all(Array.from({ length: n }, (_, index) => sim.render(asked, effective, `${prompt}#${index}`)));
-  const urls = options.answerWithUrls?.() ?? false;
   const size = effective.size ?? asked;
+  if (streamed) return streamReply(sim, req, { kind, partialImages, images, size, body, effective, refusalCode: options.refusalCode });
+  const urls = options.answerWithUrls?.() ?? false;
   return {
     status: 200,
     json: {
@@ -96,7 +104,7 @@ async function readForm(req: SimRequest): Promise<FormData | null> {
   }
 }
 
-const invalid = (message: string, code: string | null = null): SimReply => ({
+const invalid = (message: string, code: string | null = null, param: string | null = null): SimReply => ({
   status: 400,
-  json: { error: { message, type: "invalid_request_error", param: null, code } },
+  json: { error: { message, type: "invalid_request_error", param, code } },
 });

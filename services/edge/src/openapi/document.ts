@@ -75,6 +75,30 @@ const json = (schema: Schema, description: string, headers: Headers = {}): Json 
   content: { "application/json": { schema } },
 });
 
+const IDEMPOTENCY_KEY_PARAMETER: Json = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  schema: { type: "string", pattern: "^[\\x21-\\x7E]{1,255}$" },
+  description: "A retry with the same key and body answers as the original (24 h)",
+};
+
+/** `Prefer: respond-async` on both image POSTs (docs/api.md#async-submit, RFC 7240). */
+const PREFER_PARAMETER: Json = {
+  name: "Prefer",
+  in: "header",
+  required: false,
+  schema: { type: "string" },
+  description: "RFC 7240 preferences; `respond-async` answers 202 as soon as the job runs, with its lookup in `Location`. Other preferences are ignored",
+};
+
+/** The 202 of an async submit: the lookup's running body, where to poll, and the applied preference. */
+const SUBMITTED = json(ref("JobRunning"), "`Prefer: respond-async`: the job runs; poll `Location` (the request lookup). An idempotent retry of a running request answers its original's, with `Idempotent-Replayed: true`", {
+  Location: { required: true, description: "The request lookup, `/v1/images/generations/<request_id>`", schema: { type: "string", pattern: "^/v1/images/generations/req_[A-Za-z0-9_-]{22}$" } },
+  "Preference-Applied": { required: true, schema: { const: "respond-async" } },
+  "Retry-After": RETRY_AFTER,
+});
+
 const schemas: Record<string, Schema> = {
   Error: {
     type: "object",
@@ -215,12 +239,13 @@ const paths: Record<string, Json> = {
     post: {
       operationId: "createImage",
       tags: ["images"],
-      summary: "Create images from a prompt; synchronous, up to 10 minutes",
+      summary: "Create images from a prompt; synchronous, up to 10 minutes, or 202 at once with `Prefer: respond-async`",
       security: [{ bearer: [] }],
-      parameters: [{ name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", pattern: "^[\\x21-\\x7E]{1,255}$" }, description: "A retry with the same key and body answers as the original (24 h)" }],
+      parameters: [IDEMPOTENCY_KEY_PARAMETER, PREFER_PARAMETER],
       requestBody: { required: true, content: { "application/json": { schema: ref("ImageGenerationRequest") } } },
       responses: {
         "200": imagesAnswer("The images; `Idempotent-Replayed: true` on an idempotent retry", "image_generation"),
+        "202": SUBMITTED,
         ...errors(...BODY_ROUTE, ...KEY, ...IMAGE_REQUEST, ...ANY_ROUTE),
       },
     },
@@ -245,9 +270,11 @@ const paths: Record<string, Json> = {
       tags: ["images"],
       summary: "Edit images (multipart); a model that does not edit answers 400 edits_not_available",
       security: [{ bearer: [] }],
+      parameters: [IDEMPOTENCY_KEY_PARAMETER, PREFER_PARAMETER],
       requestBody: { required: true, content: { "multipart/form-data": { schema: ref("ImageEditRequest") } } },
       responses: {
         "200": imagesAnswer("The edited images", "image_edit"),
+        "202": SUBMITTED,
         ...errors(...BODY_ROUTE, ErrorCode.EDITS_NOT_AVAILABLE, ...KEY, ...IMAGE_REQUEST, ...ANY_ROUTE),
       },
     },

@@ -22,7 +22,7 @@ export function fileRoutes(app: FastifyInstance, deps: { generation: Client<type
       const first = await parts.next();
       const contentType = first.done ? "application/octet-stream" : first.value.contentType;
       async function* chunks() {
-        for (let part = await parts.next(); !part.done; part = await parts.next()) yield Buffer.from(part.value.chunk);
+        for (let part = await parts.next(); !part.done; part = await parts.next()) yield asBuffer(part.value.chunk);
       }
       return reply.type(contentType).header("cache-control", "private, max-age=3600").send(Readable.from(chunks()));
     } catch (error) {
@@ -33,4 +33,9 @@ export function fileRoutes(app: FastifyInstance, deps: { generation: Client<type
       throw error;
     }
   });
+}
+
+/** The chunk's bytes as a Buffer without copying them (Buffer.from(uint8Array) would copy). */
+function asBuffer(chunk: Uint8Array): Buffer {
+  return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 }

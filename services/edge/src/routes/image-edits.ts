@@ -8,6 +8,8 @@ import type { EditUploadLimits } from "../config.ts";
 import { readEditUpload } from "../edit-upload.ts";
 import { idempotencyKeyOf, runImageJob } from "./image-job.ts";
 import { streamImageJob } from "./image-stream.ts";
+import { submitImageJob } from "./image-submit.ts";
+import { prefersRespondAsync } from "../prefer.ts";
 
 interface EditDeps {
   keys: KeyChecker;
@@ -35,9 +37,10 @@ export function imageEditRoutes(app: FastifyInstance, deps: EditDeps) {
     if (!shape.ok) return sendError(request, reply, shape.code, shape.message);
     const { images, mask } = read.upload;
     const fields = { ...shape.body, edit: true, inputImages: images, mask };
+    // A stream answers a long job itself: Prefer: respond-async is not applied to one.
     if (shape.stream) return streamImageJob(request, reply, deps, key.key, idempotencyKey, fields, "image_edit");
     // partial_images without stream is accepted and ignored, as OpenAI does.
-    return runImageJob(request, reply, deps, key.key, idempotencyKey, { ...fields, partialImages: undefined });
+    return (prefersRespondAsync(request.headers.prefer) ? submitImageJob : runImageJob)(request, reply, deps, key.key, idempotencyKey, { ...fields, partialImages: undefined });
   });
 }
 

@@ -39,18 +39,8 @@ export function answerAs(reply: FastifyReply, requestId: string) {
   reply.header("x-gateway-request-id", requestId).header("x-request-id", requestId).header("idempotent-replayed", "true");
 }
 
-/**
- * Starts the job's call and answers when it ends. Not itself async: the call is held
- * open for the job's whole duration, and only answerImageJob's few values wait with it
- * (not the body's fields, the key or the request message; docs/performance.md#where-the-memory-goes).
- */
-export function runImageJob(request: FastifyRequest, reply: FastifyReply, deps: ImageJobDeps, key: VerifiedKey, idempotencyKey: string, fields: JobFields) {
-  const outcome = jobOutcomeOrUnknown(request, reply, `GET /v1/images/generations/${request.id}`, () => deps.generation.createImage(jobMessage(request, key, idempotencyKey, fields)));
-  return answerImageJob(request, reply, deps.publicUrl, outcome);
-}
-
-/** The job's call: this request, its key's restrictions and limits, and the body's fields. */
-export function jobMessage(request: FastifyRequest, key: VerifiedKey, idempotencyKey: string, fields: JobFields) {
+/** The CreateImage (or SubmitImage) request of a generation or an edit, under the caller's key and its limits. */
+export function jobRequest(request: FastifyRequest, key: VerifiedKey, idempotencyKey: string, fields: JobFields) {
   return {
     requestId: request.id,
     accountId: key.accountId,
@@ -67,20 +57,34 @@ export function jobMessage(request: FastifyRequest, key: VerifiedKey, idempotenc
   };
 }
 
-/** A refusal from the job's call, as its original request's when an idempotent retry replayed it. */
-export function answerRefusal(request: FastifyRequest, reply: FastifyReply, answer: CreateImageResponse) {
-  const replayedFrom = answer.replayed && answer.requestId ? answer.requestId : null;
-  if (replayedFrom) answerAs(reply, replayedFrom);
-  return answer.result.case === "refusal" && answer.result.value
-    ? sendRefusal(request, reply, answer.result.value, replayedFrom ?? request.id)
-    : sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");
+/** Where a client reads a request's outcome later (docs/api.md#job-lookup). */
+export const jobLookupPath = (requestId: string) => `/v1/images/generations/${requestId}`;
+
+/**
+ * Starts the job's call and answers when it ends. Not itself async: the call is held
+ * open for the job's whole duration, and only answerImageJob's few values wait with it
+ * (not the body's fields, the key or the request message; docs/performance.md#where-the-memory-goes).
+ */
+export function runImageJob(request: FastifyRequest, reply: FastifyReply, deps: ImageJobDeps, key: VerifiedKey, idempotencyKey: string, fields: JobFields) {
+  const outcome = jobOutcomeOrUnknown(request, reply, `GET ${jobLookupPath(request.id)}`, () => deps.generation.createImage(jobRequest(request, key, idempotencyKey, fields)));
+  return answerImageJob(request, reply, deps.publicUrl, outcome);
 }
 
 async function answerImageJob(request: FastifyRequest, reply: FastifyReply, publicUrl: string | undefined, outcome: Promise<CreateImageResponse | null>) {
   const answer = await outcome;
   if (!answer) return reply;
-  if (answer.result.case !== "images") return answerRefusal(request, reply, answer);
-  if (answer.replayed && answer.requestId) answerAs(reply, answer.requestId);
+  return answerEndedJob(request, reply, publicUrl, answer);
+}
+
+/** A job's answer once it has ended: its images, or its refusal (an idempotent retry's as the original's). */
+export function answerEndedJob(request: FastifyRequest, reply: FastifyReply, publicUrl: string | undefined, answer: Pick<CreateImageResponse, "result" | "replayed" | "requestId">) {
+  const replayedFrom = answer.replayed && answer.requestId ? answer.requestId : null;
+  if (replayedFrom) answerAs(reply, replayedFrom);
+  if (answer.result.case !== "images") {
+    return answer.result.value
+      ? sendRefusal(request, reply, answer.result.value, replayedFrom ?? request.id)
+      : sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");
+  }
   const base = publicBase(request, publicUrl);
   const { createdUnix, data } = answer.result.value;
   return reply.type("application/json; charset=utf-8").send(imagesAnswerBody(createdUnix, data, base));

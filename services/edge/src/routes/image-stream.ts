@@ -5,7 +5,7 @@ import { EventStream } from "../event-stream.ts";
 import { jobOutcomeOrUnknown } from "../job-outcome.ts";
 import { sendError } from "../reply.ts";
 import type { VerifiedKey } from "@orvado/proto";
-import { answerAs, answerRefusal, jobMessage, type ImageJobDeps, type JobFields } from "./image-job.ts";
+import { answerAs, answerEndedJob, jobLookupPath, jobRequest, type ImageJobDeps, type JobFields } from "./image-job.ts";
 
 // `stream: true` (docs/api.md#streaming): the job through GenerationService.StreamImage,
 // answered as server-sent events in OpenAI's shapes. Until the job starts, the answer is
@@ -32,25 +32,33 @@ const CLIENT_LEFT: IteratorResult<ImageJobEvent> = { done: true, value: undefine
 export async function streamImageJob(request: FastifyRequest, reply: FastifyReply, deps: ImageStreamDeps, key: VerifiedKey, idempotencyKey: string, fields: JobFields, kind: StreamKind) {
   const following = new AbortController();
   // A stream always answers with base64 images, as OpenAI's does: the completed event carries the image.
-  const message = { ...jobMessage(request, key, idempotencyKey, fields), responseFormat: ResponseFormat.B64_JSON };
+  const message = { ...jobRequest(request, key, idempotencyKey, fields), responseFormat: ResponseFormat.B64_JSON };
   // A client that leaves, even before the job starts, stops the following (and only that).
   reply.raw.once("close", () => {
     if (!reply.raw.writableFinished) following.abort();
   });
   const events = deps.generation.streamImage(message, { signal: following.signal })[Symbol.asyncIterator]();
   const untilClientLeft = (error: unknown) => (following.signal.aborted ? CLIENT_LEFT : Promise.reject(error));
-  const first = await jobOutcomeOrUnknown(request, reply, `GET /v1/images/generations/${request.id}`, () => events.next().catch(untilClientLeft));
+  const first = await jobOutcomeOrUnknown(request, reply, `GET ${jobLookupPath(request.id)}`, () => events.next().catch(untilClientLeft));
   if (!first || following.signal.aborted) return reply;
   const event = first.done ? undefined : first.value.event;
   if (!event) return sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");
-  if (event.case === "done" && event.value.result.case !== "images") return answerRefusal(request, reply, event.value);
-  if (event.case === "started" && event.value.replayed) answerAs(reply, event.value.requestId);
-  const requestId = event.case === "started" ? event.value.requestId : request.id;
+  if (event.case === "done" && event.value.result.case !== "images") return answerEndedJob(request, reply, deps.publicUrl, event.value);
+  // An idempotent retry answers as its original: attached to its running job (started), or given its stored answer (done).
+  const replayedFrom = replayedFromOf(event);
+  if (replayedFrom) answerAs(reply, replayedFrom);
+  const requestId = replayedFrom ?? request.id;
   const stream = new EventStream(reply, deps.heartbeatMs);
   stream.left.signal.addEventListener("abort", () => following.abort(), { once: true });
   const shape = eventShape(kind, fields);
   void relay(request, stream, events, event, shape, requestId);
   return reply;
+}
+
+function replayedFromOf(event: NonNullable<ImageJobEvent["event"]>): string | null {
+  if (event.case === "started") return event.value.replayed ? event.value.requestId : null;
+  if (event.case === "done") return event.value.replayed && event.value.requestId ? event.value.requestId : null;
+  return null;
 }
 
 /** The fields every image event repeats: the request's settings, with OpenAI's defaults where it sent none. */
@@ -83,7 +91,7 @@ async function relay(request: FastifyRequest, stream: EventStream, events: Event
     await sendFailure(
       stream,
       ErrorCode.JOB_OUTCOME_UNKNOWN,
-      `The connection to the job was lost while it ran; it may still finish and be charged. Do not retry blindly: GET /v1/images/generations/${requestId} tells its outcome`,
+      `The connection to the job was lost while it ran; it may still finish and be charged. Do not retry blindly: GET ${jobLookupPath(requestId)} tells its outcome`,
       requestId,
     );
   } finally {

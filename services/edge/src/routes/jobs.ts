@@ -56,8 +56,11 @@ function sendFailure(reply: FastifyReply, failure: { code: ErrorCode; message: s
   return reply.code(httpStatusFor(failure.code)).send(errorBody(failure.code, failure.message, requestId));
 }
 
-/** A running job; with its progress (0-1) and a link to its newest preview once its upstream reported them. */
-function running(reply: FastifyReply, requestId: string, createdUnix: number, seen: { progress?: number; previewUrl?: string } = {}) {
+/**
+ * A running job's 202, the lookup's and an async submit's (image-submit.ts): the same shape and Retry-After;
+ * with its progress (0-1) and a link to its newest preview once its upstream reported them.
+ */
+export function running(reply: FastifyReply, requestId: string, createdUnix: number, seen: { progress?: number; previewUrl?: string } = {}) {
   reply.code(202).header("retry-after", String(POLL_AFTER_SECONDS));
   return {
     id: requestId,

@@ -1,4 +1,4 @@
-import type { UpstreamProvider } from "../catalog.ts";
+import type { ChannelConfig, UpstreamProvider } from "../catalog.ts";
 import type { ProviderFactory } from "./types.ts";
 
 // What the shared code (upstream.ts, guarded-fetch.ts, edit-support.ts) knows of one
@@ -32,5 +32,5 @@ export interface ProviderDefinition {
   /** A refusal reason when this JSON answer is a content-policy refusal, else undefined. */
   refusal: (body: Record<string, unknown>) => string | undefined;
   /** Which edits a channel of this provider can run with this upstream model. */
-  editSupport: (upstreamModel: string) => EditSupport;
+  editSupport: (upstreamModel: string, channel?: Pick<ChannelConfig, "comfyui">) => EditSupport;
 }

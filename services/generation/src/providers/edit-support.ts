@@ -10,13 +10,13 @@ import { providerDefinition } from "./registry.ts";
 
 export type { EditSupport };
 
-type ChannelShape = Pick<ChannelConfig, "provider" | "upstreamModel">;
+type ChannelShape = Pick<ChannelConfig, "provider" | "upstreamModel" | "comfyui">;
 
 /** The sandbox edits as OpenAI does: 16 images and a mask. */
 const SANDBOX: EditSupport = { images: true, mask: true, maxImages: EDIT_IMAGE_COUNT_CEILING };
 
 export function editSupport(channel: ChannelShape): EditSupport {
-  return providerDefinition(channel.provider)?.editSupport(channel.upstreamModel ?? "") ?? SANDBOX;
+  return providerDefinition(channel.provider)?.editSupport(channel.upstreamModel ?? "", channel) ?? SANDBOX;
 }
 
 /** Whether the channel can run this edit: its count of images, with or without a mask. */

@@ -5,13 +5,15 @@ import { detectRefusal, mayRefuse } from "./refusals.ts";
 import { UpstreamFailure, UpstreamRefusal } from "./errors.ts";
 import { sameSite } from "./same-site.ts";
 import { ReadResponse } from "./read-response.ts";
+import { isStreamedAnswer, limitedStream } from "./streamed-answer.ts";
 
 // The fetch every AI SDK provider is given. It is where the gateway's own rules for
 // talking to upstreams live, whatever the provider package does:
 // - URLs outside the channel's baseUrl (result images, polling URLs) may only connect to
 //   public addresses, checked at connection time (no DNS rebinding);
 // - credentials are sent only to the channel's own site, never to a CDN elsewhere;
-// - every answer is read under a byte limit;
+// - every answer is read under a byte limit (a successful event stream is handed on as it
+//   arrives, still under the limit: streamed-answer.ts);
 // - JSON answers are checked for the provider's way of refusing, which ends the call at once.
 
 export interface GuardOptions {
@@ -115,6 +117,10 @@ async function trustedFetch(url: URL, request: PinnedInit, init: RequestInit | u
     await response.body?.cancel();
     throw new AnswerTooLarge(limit);
   }
+  if (isStreamedAnswer(response.status, response.headers.get("content-type")) && response.body) {
+    const stream = limitedStream(response.body as unknown as AsyncIterable<Uint8Array>, { maxBytes: limit, admit: request.admit, signal: request.signal });
+    return { status: response.status, statusText: response.statusText, headers: response.headers, bytes: new Uint8Array(), stream };
+  }
   // As pinned-fetch.ts does: the body unread until the answer has its place, or, its length unknown, held back once read.
   if (declared !== undefined) await admitOrCancel(request, response, declared);
   const bytes = await readLimited(response, limit);
@@ -133,6 +139,8 @@ async function admitOrCancel(request: PinnedInit, response: Response, bytes: num
 
 /** The one Response the AI SDK reads, once the answer is known not to be a refusal (read-response.ts: no copy of the bytes). */
 function inspect(answer: Answer, options: GuardOptions): Response {
+  // A successful event stream: no refusal to sniff (those come as error answers or as events the provider's adapter reads).
+  if (answer.stream) return new Response(answer.stream, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
   const json = (answer.headers.get("content-type") ?? "").includes("json");
   if (json && answer.bytes.length <= MAX_SNIFF_BYTES && mayRefuse(options.provider, answer.status)) {
     const reason = refusalIn(options.provider, answer.status, answer.bytes);

@@ -5,6 +5,7 @@ import { isIP } from "node:net";
 import { BlockedUrlError, isInternalAddress } from "./private-address.ts";
 import type { HeldBackReader } from "../answer-gate.ts";
 import type { Socket } from "node:net";
+import { isStreamedAnswer, limitedStream } from "./streamed-answer.ts";
 
 // fetch for URLs an upstream hands us (result images, polling URLs), checked where
 // it matters: the address the connection is actually made to. Checking the name
@@ -55,6 +56,8 @@ export interface Answer {
   statusText: string;
   headers: Headers;
   bytes: Uint8Array;
+  /** A successful event stream, handed on as it arrives under the byte limit (streamed-answer.ts); `bytes` is then empty. */
+  stream?: ReadableStream<Uint8Array>;
 }
 
 export class AnswerTooLarge extends Error {
@@ -200,6 +203,9 @@ function readAnswer(message: IncomingMessage, init: PinnedInit): Promise<Answer>
   if (declared !== undefined && declared > maxBytes) {
     message.destroy();
     return Promise.reject(new AnswerTooLarge(maxBytes));
+  }
+  if (isStreamedAnswer(status, headers.get("content-type"))) {
+    return Promise.resolve({ ...answer(new Uint8Array()), stream: limitedStream(message, { maxBytes, admit, signal }) });
   }
   const read = new Promise<Answer>((resolve, reject) => {
     message.once("error", reject);

@@ -7,6 +7,8 @@ import { byteDance } from "./bytedance/index.ts";
 import { blackForestLabs } from "./black-forest-labs/index.ts";
 import { fal } from "./fal/index.ts";
 import { replicate } from "./replicate/index.ts";
+import { automatic1111 } from "./automatic1111/index.ts";
+import { comfyui } from "./comfyui/index.ts";
 
 // Every provider the AI SDK path serves, by the catalog's provider name. A new provider is
 // a folder (providers/<name>/: adapter, size mapping, refusal rules, edit support, tests)
@@ -14,7 +16,7 @@ import { replicate } from "./replicate/index.ts";
 
 type SdkProvider = Exclude<UpstreamProvider, "sandbox">;
 
-const ALL: readonly ProviderDefinition[] = [openAi, openAiCompatible, google, byteDance, blackForestLabs, fal, replicate];
+const ALL: readonly ProviderDefinition[] = [openAi, openAiCompatible, google, byteDance, blackForestLabs, fal, replicate, automatic1111, comfyui];
 
 export const PROVIDERS: ReadonlyMap<SdkProvider, ProviderDefinition> = new Map(ALL.map((definition) => [definition.name, definition]));
 

@@ -1,6 +1,6 @@
 import { open, rm, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { assertImageId, type StoredImage } from "./store.ts";
+import { assertImageId, READ_CHUNK_BYTES, type StoredImage } from "./store.ts";
 
 // Images stored by earlier versions, one file per image named `<imageId>.<png|jpeg|webp>`
 // in the image directory. Nothing new is written this way (segment-store.ts); these
@@ -24,7 +24,7 @@ export class ImageFiles {
       try {
         // Size and stream come from the same open file, so a concurrent delete cannot split them.
         const { size } = await handle.stat();
-        return { contentType, size, stream: handle.createReadStream() };
+        return { contentType, size, stream: handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES }) };
       } catch (error) {
         await handle.close();
         throw error;

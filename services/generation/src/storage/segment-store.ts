@@ -18,7 +18,7 @@ import {
   type RecordHeader,
   type SegmentLocation,
 } from "./segment-record.ts";
-import { assertImageId, type AddOptions, type ImageStore, type StoredImage } from "./store.ts";
+import { assertImageId, READ_CHUNK_BYTES, type AddOptions, type ImageStore, type StoredImage } from "./store.ts";
 
 /**
  * Images on local disk, appended to segment files (`<dir>/segments/<name>.seg`)
@@ -84,7 +84,7 @@ export class SegmentImageStore implements ImageStore {
         return null;
       }
       const start = location.offset + RECORD_HEADER_BYTES;
-      return { contentType: record.contentType, size: record.length, stream: handle.createReadStream({ start, end: start + record.length - 1 }) };
+      return { contentType: record.contentType, size: record.length, stream: handle.createReadStream({ start, end: start + record.length - 1, highWaterMark: READ_CHUNK_BYTES }) };
     } catch (error) {
       await handle.close();
       throw error;

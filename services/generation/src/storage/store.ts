@@ -43,3 +43,9 @@ export class InvalidImageIdError extends Error {
     this.name = "InvalidImageIdError";
   }
 }
+
+/**
+ * How much of a stored image one read takes: a download moves the image in about this
+ * many steps, each one RPC message (docs/design-choices.md#image-reads-in-large-chunks).
+ */
+export const READ_CHUNK_BYTES = 1024 * 1024;

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file orvado/v1/generation.proto.
  */
 export const file_orvado_v1_generation: GenFile = /*@__PURE__*/
-  fileDesc("ChpvcnZhZG8vdjEvZ2VuZXJhdGlvbi5wcm90bxIJb3J2YWRvLnYxIskFChJDcmVhdGVJbWFnZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRIdChBrZXlfbGltaXRfbWljcm9zGAQgASgDSACIAQESFgoOYWxsb3dlZF9tb2RlbHMYBSADKAkSDQoFbW9kZWwYBiABKAkSDgoGcHJvbXB0GAcgASgJEhEKBHNpemUYCCABKAlIAYgBARIUCgdxdWFsaXR5GAkgASgJSAKIAQESMgoPcmVzcG9uc2VfZm9ybWF0GAogASgOMhkub3J2YWRvLnYxLlJlc3BvbnNlRm9ybWF0Eg4KAW4YCyABKA1IA4gBARIXCg9pZGVtcG90ZW5jeV9rZXkYDCABKAkSJAoGbGltaXRzGA0gASgLMhQub3J2YWRvLnYxLkpvYkxpbWl0cxIMCgRlZGl0GA4gASgIEisKDGlucHV0X2ltYWdlcxgPIAMoCzIVLm9ydmFkby52MS5JbnB1dEltYWdlEigKBG1hc2sYECABKAsyFS5vcnZhZG8udjEuSW5wdXRJbWFnZUgEiAEBEgwKBHVzZXIYESABKAkSFQoNb3V0cHV0X2Zvcm1hdBgSIAEoCRIfChJvdXRwdXRfY29tcHJlc3Npb24YEyABKA1IBYgBARIXCgpiYWNrZ3JvdW5kGBQgASgJSAaIAQESFwoKbW9kZXJhdGlvbhgVIAEoCUgHiAEBEhsKDnBhcnRpYWxfaW1hZ2VzGBYgASgNSAiIAQFCEwoRX2tleV9saW1pdF9taWNyb3NCBwoFX3NpemVCCgoIX3F1YWxpdHlCBAoCX25CBwoFX21hc2tCFQoTX291dHB1dF9jb21wcmVzc2lvbkINCgtfYmFja2dyb3VuZEINCgtfbW9kZXJhdGlvbkIRCg9fcGFydGlhbF9pbWFnZXMingEKDUltYWdlSm9iRXZlbnQSKAoHc3RhcnRlZBgBIAEoCzIVLm9ydmFkby52MS5Kb2JTdGFydGVkSAASKgoIcHJvZ3Jlc3MYAiABKAsyFi5vcnZhZG8udjEuSm9iUHJvZ3Jlc3NIABIuCgRkb25lGAMgASgLMh4ub3J2YWRvLnYxLkNyZWF0ZUltYWdlUmVzcG9uc2VIAEIHCgVldmVudCIyCgpKb2JTdGFydGVkEhIKCnJlcXVlc3RfaWQYASABKAkSEAoIcmVwbGF5ZWQYAiABKAgiuwEKC0pvYlByb2dyZXNzEhUKCGZyYWN0aW9uGAEgASgCSACIAQESGgoNcGFydGlhbF9pbWFnZRgCIAEoDEgBiAEBEiAKGHBhcnRpYWxfaW1hZ2VfbWVkaWFfdHlwZRgDIAEoCRIgChNwYXJ0aWFsX2ltYWdlX2luZGV4GAQgASgNSAKIAQFCCwoJX2ZyYWN0aW9uQhAKDl9wYXJ0aWFsX2ltYWdlQhYKFF9wYXJ0aWFsX2ltYWdlX2luZGV4Ii4KCklucHV0SW1hZ2USDAoEZGF0YRgBIAEoDBISCgptZWRpYV90eXBlGAIgASgJIuEBCglKb2JMaW1pdHMSKAobYWNjb3VudF9tYXhfY29uY3VycmVudF9qb2JzGAEgASgNSACIAQESKAobYWNjb3VudF9yZXF1ZXN0c19wZXJfbWludXRlGAIgASgNSAGIAQESJAoXa2V5X3JlcXVlc3RzX3Blcl9taW51dGUYAyABKA1IAogBAUIeChxfYWNjb3VudF9tYXhfY29uY3VycmVudF9qb2JzQh4KHF9hY2NvdW50X3JlcXVlc3RzX3Blcl9taW51dGVCGgoYX2tleV9yZXF1ZXN0c19wZXJfbWludXRlImIKDkdlbmVyYXRlZEltYWdlEhIKCHVybF9wYXRoGAEgASgJSAASEgoIYjY0X2pzb24YAiABKAlIABINCgV3aWR0aBgDIAEoDRIOCgZoZWlnaHQYBCABKA1CCQoHY29udGVudCJQCg9HZW5lcmF0ZWRJbWFnZXMSFAoMY3JlYXRlZF91bml4GAEgASgDEicKBGRhdGEYAiADKAsyGS5vcnZhZG8udjEuR2VuZXJhdGVkSW1hZ2UimgEKE0NyZWF0ZUltYWdlUmVzcG9uc2USLAoGaW1hZ2VzGAEgASgLMhoub3J2YWRvLnYxLkdlbmVyYXRlZEltYWdlc0gAEiUKB3JlZnVzYWwYAiABKAsyEi5vcnZhZG8udjEuUmVmdXNhbEgAEhIKCnJlcXVlc3RfaWQYAyABKAkSEAoIcmVwbGF5ZWQYBCABKAhCCAoGcmVzdWx0IhMKEUxpc3RNb2RlbHNSZXF1ZXN0IoIBCgxNb2RlbENoYW5uZWwSDAoEbmFtZRgBIAEoCRIQCghwcm92aWRlchgCIAEoCRIPCgdoZWFsdGh5GAMgASgIEg0KBXN0YXRlGAQgASgJEg4KBmluX3VzZRgFIAEoDRIQCghjYXBhY2l0eRgGIAEoDRIQCghwcmlvcml0eRgHIAEoDSKkAQoFTW9kZWwSCgoCaWQYASABKAkSDgoGZmFtaWx5GAIgASgJEh4KBXRpZXJzGAMgAygOMg8ub3J2YWRvLnYxLlRpZXISDwoHc2FuZGJveBgEIAEoCBIpCghjaGFubmVscxgFIAMoCzIXLm9ydmFkby52MS5Nb2RlbENoYW5uZWwSFAoMY3JlYXRlZF91bml4GAYgASgDEg0KBWVkaXRzGAcgASgIIjYKEkxpc3RNb2RlbHNSZXNwb25zZRIgCgZtb2RlbHMYASADKAsyEC5vcnZhZG8udjEuTW9kZWwiTQoQUmVhZEltYWdlUmVxdWVzdBIQCghpbWFnZV9pZBgBIAEoCRIUCgxleHBpcmVzX3VuaXgYAiABKAMSEQoJc2lnbmF0dXJlGAMgASgJIjgKEVJlYWRJbWFnZVJlc3BvbnNlEhQKDGNvbnRlbnRfdHlwZRgBIAEoCRINCgVjaHVuaxgCIAEoDCI3Cg1HZXRKb2JSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCSJgCgpKb2JSdW5uaW5nEhQKDGNyZWF0ZWRfdW5peBgBIAEoAxIVCghwcm9ncmVzcxgCIAEoAkgAiAEBEhgKEHByZXZpZXdfdXJsX3BhdGgYAyABKAlCCwoJX3Byb2dyZXNzIr4BCg5HZXRKb2JSZXNwb25zZRIoCgdydW5uaW5nGAEgASgLMhUub3J2YWRvLnYxLkpvYlJ1bm5pbmdIABIsCgZpbWFnZXMYAiABKAsyGi5vcnZhZG8udjEuR2VuZXJhdGVkSW1hZ2VzSAASJQoHZmFpbHVyZRgDIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSAASJAoGZGV0YWlsGAQgASgLMhQub3J2YWRvLnYxLkpvYkRldGFpbEIHCgVzdGF0ZSLTAQoJSm9iRGV0YWlsEg8KB2NoYW5uZWwYASABKAkSGgoSY3JlYXRlZF9hdF91bml4X21zGAIgASgDEiAKE2ZpbmlzaGVkX2F0X3VuaXhfbXMYAyABKANIAIgBARIOCgZzdGF0dXMYBCABKAkSEgoKZXJyb3JfY29kZRgFIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAYgASgJEhMKC2ltYWdlX2J5dGVzGAcgASgEEg8KB3F1YWxpdHkYCCABKAlCFgoUX2ZpbmlzaGVkX2F0X3VuaXhfbXMiJwoWR2V0Q2hhbm5lbFN0YXRzUmVxdWVzdBINCgVob3VycxgBIAEoDSLYAgoMQ2hhbm5lbFN0YXRzEg0KBW1vZGVsGAEgASgJEg8KB2NoYW5uZWwYAiABKAkSEAoIcHJvdmlkZXIYAyABKAkSDQoFc3RhdGUYBCABKAkSDwoHaGVhbHRoeRgFIAEoCBIOCgZpbl91c2UYBiABKA0SEAoIY2FwYWNpdHkYByABKA0SEAoIcHJpb3JpdHkYCCABKA0SEQoJc3VjY2VlZGVkGAkgASgNEg4KBmZhaWxlZBgKIAEoDRIPCgdydW5uaW5nGAsgASgNEhsKDmxhdGVuY3lfYXZnX21zGAwgASgNSACIAQESGwoObGF0ZW5jeV9wNTBfbXMYDSABKA1IAYgBARIbCg5sYXRlbmN5X3A5NV9tcxgOIAEoDUgCiAEBQhEKD19sYXRlbmN5X2F2Z19tc0IRCg9fbGF0ZW5jeV9wNTBfbXNCEQoPX2xhdGVuY3lfcDk1X21zIlMKF0dldENoYW5uZWxTdGF0c1Jlc3BvbnNlEg0KBWhvdXJzGAEgASgNEikKCGNoYW5uZWxzGAIgAygLMhcub3J2YWRvLnYxLkNoYW5uZWxTdGF0cyITChFHZXRNZXRyaWNzUmVxdWVzdCI4ChJHZXRNZXRyaWNzUmVzcG9uc2USDAoEdGV4dBgBIAEoCRIUCgxjb250ZW50X3R5cGUYAiABKAkqaAoOUmVzcG9uc2VGb3JtYXQSHwobUkVTUE9OU0VfRk9STUFUX1VOU1BFQ0lGSUVEEAASFwoTUkVTUE9OU0VfRk9STUFUX1VSTBABEhwKGFJFU1BPTlNFX0ZPUk1BVF9CNjRfSlNPThACMqQEChFHZW5lcmF0aW9uU2VydmljZRJMCgtDcmVhdGVJbWFnZRIdLm9ydmFkby52MS5DcmVhdGVJbWFnZVJlcXVlc3QaHi5vcnZhZG8udjEuQ3JlYXRlSW1hZ2VSZXNwb25zZRJICgtTdHJlYW1JbWFnZRIdLm9ydmFkby52MS5DcmVhdGVJbWFnZVJlcXVlc3QaGC5vcnZhZG8udjEuSW1hZ2VKb2JFdmVudDABEkkKCkxpc3RNb2RlbHMSHC5vcnZhZG8udjEuTGlzdE1vZGVsc1JlcXVlc3QaHS5vcnZhZG8udjEuTGlzdE1vZGVsc1Jlc3BvbnNlEkgKCVJlYWRJbWFnZRIbLm9ydmFkby52MS5SZWFkSW1hZ2VSZXF1ZXN0Ghwub3J2YWRvLnYxLlJlYWRJbWFnZVJlc3BvbnNlMAESPQoGR2V0Sm9iEhgub3J2YWRvLnYxLkdldEpvYlJlcXVlc3QaGS5vcnZhZG8udjEuR2V0Sm9iUmVzcG9uc2USWAoPR2V0Q2hhbm5lbFN0YXRzEiEub3J2YWRvLnYxLkdldENoYW5uZWxTdGF0c1JlcXVlc3QaIi5vcnZhZG8udjEuR2V0Q2hhbm5lbFN0YXRzUmVzcG9uc2USSQoKR2V0TWV0cmljcxIcLm9ydmFkby52MS5HZXRNZXRyaWNzUmVxdWVzdBodLm9ydmFkby52MS5HZXRNZXRyaWNzUmVzcG9uc2ViBnByb3RvMw", [file_orvado_v1_common]);
+  fileDesc("ChpvcnZhZG8vdjEvZ2VuZXJhdGlvbi5wcm90bxIJb3J2YWRvLnYxIskFChJDcmVhdGVJbWFnZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRIdChBrZXlfbGltaXRfbWljcm9zGAQgASgDSACIAQESFgoOYWxsb3dlZF9tb2RlbHMYBSADKAkSDQoFbW9kZWwYBiABKAkSDgoGcHJvbXB0GAcgASgJEhEKBHNpemUYCCABKAlIAYgBARIUCgdxdWFsaXR5GAkgASgJSAKIAQESMgoPcmVzcG9uc2VfZm9ybWF0GAogASgOMhkub3J2YWRvLnYxLlJlc3BvbnNlRm9ybWF0Eg4KAW4YCyABKA1IA4gBARIXCg9pZGVtcG90ZW5jeV9rZXkYDCABKAkSJAoGbGltaXRzGA0gASgLMhQub3J2YWRvLnYxLkpvYkxpbWl0cxIMCgRlZGl0GA4gASgIEisKDGlucHV0X2ltYWdlcxgPIAMoCzIVLm9ydmFkby52MS5JbnB1dEltYWdlEigKBG1hc2sYECABKAsyFS5vcnZhZG8udjEuSW5wdXRJbWFnZUgEiAEBEgwKBHVzZXIYESABKAkSFQoNb3V0cHV0X2Zvcm1hdBgSIAEoCRIfChJvdXRwdXRfY29tcHJlc3Npb24YEyABKA1IBYgBARIXCgpiYWNrZ3JvdW5kGBQgASgJSAaIAQESFwoKbW9kZXJhdGlvbhgVIAEoCUgHiAEBEhsKDnBhcnRpYWxfaW1hZ2VzGBYgASgNSAiIAQFCEwoRX2tleV9saW1pdF9taWNyb3NCBwoFX3NpemVCCgoIX3F1YWxpdHlCBAoCX25CBwoFX21hc2tCFQoTX291dHB1dF9jb21wcmVzc2lvbkINCgtfYmFja2dyb3VuZEINCgtfbW9kZXJhdGlvbkIRCg9fcGFydGlhbF9pbWFnZXMingEKDUltYWdlSm9iRXZlbnQSKAoHc3RhcnRlZBgBIAEoCzIVLm9ydmFkby52MS5Kb2JTdGFydGVkSAASKgoIcHJvZ3Jlc3MYAiABKAsyFi5vcnZhZG8udjEuSm9iUHJvZ3Jlc3NIABIuCgRkb25lGAMgASgLMh4ub3J2YWRvLnYxLkNyZWF0ZUltYWdlUmVzcG9uc2VIAEIHCgVldmVudCIyCgpKb2JTdGFydGVkEhIKCnJlcXVlc3RfaWQYASABKAkSEAoIcmVwbGF5ZWQYAiABKAgiuwEKC0pvYlByb2dyZXNzEhUKCGZyYWN0aW9uGAEgASgCSACIAQESGgoNcGFydGlhbF9pbWFnZRgCIAEoDEgBiAEBEiAKGHBhcnRpYWxfaW1hZ2VfbWVkaWFfdHlwZRgDIAEoCRIgChNwYXJ0aWFsX2ltYWdlX2luZGV4GAQgASgNSAKIAQFCCwoJX2ZyYWN0aW9uQhAKDl9wYXJ0aWFsX2ltYWdlQhYKFF9wYXJ0aWFsX2ltYWdlX2luZGV4Ii4KCklucHV0SW1hZ2USDAoEZGF0YRgBIAEoDBISCgptZWRpYV90eXBlGAIgASgJIuEBCglKb2JMaW1pdHMSKAobYWNjb3VudF9tYXhfY29uY3VycmVudF9qb2JzGAEgASgNSACIAQESKAobYWNjb3VudF9yZXF1ZXN0c19wZXJfbWludXRlGAIgASgNSAGIAQESJAoXa2V5X3JlcXVlc3RzX3Blcl9taW51dGUYAyABKA1IAogBAUIeChxfYWNjb3VudF9tYXhfY29uY3VycmVudF9qb2JzQh4KHF9hY2NvdW50X3JlcXVlc3RzX3Blcl9taW51dGVCGgoYX2tleV9yZXF1ZXN0c19wZXJfbWludXRlImIKDkdlbmVyYXRlZEltYWdlEhIKCHVybF9wYXRoGAEgASgJSAASEgoIYjY0X2pzb24YAiABKAlIABINCgV3aWR0aBgDIAEoDRIOCgZoZWlnaHQYBCABKA1CCQoHY29udGVudCJQCg9HZW5lcmF0ZWRJbWFnZXMSFAoMY3JlYXRlZF91bml4GAEgASgDEicKBGRhdGEYAiADKAsyGS5vcnZhZG8udjEuR2VuZXJhdGVkSW1hZ2UimgEKE0NyZWF0ZUltYWdlUmVzcG9uc2USLAoGaW1hZ2VzGAEgASgLMhoub3J2YWRvLnYxLkdlbmVyYXRlZEltYWdlc0gAEiUKB3JlZnVzYWwYAiABKAsyEi5vcnZhZG8udjEuUmVmdXNhbEgAEhIKCnJlcXVlc3RfaWQYAyABKAkSEAoIcmVwbGF5ZWQYBCABKAhCCAoGcmVzdWx0IsQBChNTdWJtaXRJbWFnZVJlc3BvbnNlEigKB3J1bm5pbmcYASABKAsyFS5vcnZhZG8udjEuSm9iUnVubmluZ0gAEiwKBmltYWdlcxgCIAEoCzIaLm9ydmFkby52MS5HZW5lcmF0ZWRJbWFnZXNIABIlCgdyZWZ1c2FsGAMgASgLMhIub3J2YWRvLnYxLlJlZnVzYWxIABISCgpyZXF1ZXN0X2lkGAQgASgJEhAKCHJlcGxheWVkGAUgASgIQggKBnJlc3VsdCITChFMaXN0TW9kZWxzUmVxdWVzdCKCAQoMTW9kZWxDaGFubmVsEgwKBG5hbWUYASABKAkSEAoIcHJvdmlkZXIYAiABKAkSDwoHaGVhbHRoeRgDIAEoCBINCgVzdGF0ZRgEIAEoCRIOCgZpbl91c2UYBSABKA0SEAoIY2FwYWNpdHkYBiABKA0SEAoIcHJpb3JpdHkYByABKA0ipAEKBU1vZGVsEgoKAmlkGAEgASgJEg4KBmZhbWlseRgCIAEoCRIeCgV0aWVycxgDIAMoDjIPLm9ydmFkby52MS5UaWVyEg8KB3NhbmRib3gYBCABKAgSKQoIY2hhbm5lbHMYBSADKAsyFy5vcnZhZG8udjEuTW9kZWxDaGFubmVsEhQKDGNyZWF0ZWRfdW5peBgGIAEoAxINCgVlZGl0cxgHIAEoCCI2ChJMaXN0TW9kZWxzUmVzcG9uc2USIAoGbW9kZWxzGAEgAygLMhAub3J2YWRvLnYxLk1vZGVsIk0KEFJlYWRJbWFnZVJlcXVlc3QSEAoIaW1hZ2VfaWQYASABKAkSFAoMZXhwaXJlc191bml4GAIgASgDEhEKCXNpZ25hdHVyZRgDIAEoCSI4ChFSZWFkSW1hZ2VSZXNwb25zZRIUCgxjb250ZW50X3R5cGUYASABKAkSDQoFY2h1bmsYAiABKAwiNwoNR2V0Sm9iUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkiYAoKSm9iUnVubmluZxIUCgxjcmVhdGVkX3VuaXgYASABKAMSFQoIcHJvZ3Jlc3MYAiABKAJIAIgBARIYChBwcmV2aWV3X3VybF9wYXRoGAMgASgJQgsKCV9wcm9ncmVzcyK+AQoOR2V0Sm9iUmVzcG9uc2USKAoHcnVubmluZxgBIAEoCzIVLm9ydmFkby52MS5Kb2JSdW5uaW5nSAASLAoGaW1hZ2VzGAIgASgLMhoub3J2YWRvLnYxLkdlbmVyYXRlZEltYWdlc0gAEiUKB2ZhaWx1cmUYAyABKAsyEi5vcnZhZG8udjEuUmVmdXNhbEgAEiQKBmRldGFpbBgEIAEoCzIULm9ydmFkby52MS5Kb2JEZXRhaWxCBwoFc3RhdGUi0wEKCUpvYkRldGFpbBIPCgdjaGFubmVsGAEgASgJEhoKEmNyZWF0ZWRfYXRfdW5peF9tcxgCIAEoAxIgChNmaW5pc2hlZF9hdF91bml4X21zGAMgASgDSACIAQESDgoGc3RhdHVzGAQgASgJEhIKCmVycm9yX2NvZGUYBSABKAkSFQoNZXJyb3JfbWVzc2FnZRgGIAEoCRITCgtpbWFnZV9ieXRlcxgHIAEoBBIPCgdxdWFsaXR5GAggASgJQhYKFF9maW5pc2hlZF9hdF91bml4X21zIicKFkdldENoYW5uZWxTdGF0c1JlcXVlc3QSDQoFaG91cnMYASABKA0i2AIKDENoYW5uZWxTdGF0cxINCgVtb2RlbBgBIAEoCRIPCgdjaGFubmVsGAIgASgJEhAKCHByb3ZpZGVyGAMgASgJEg0KBXN0YXRlGAQgASgJEg8KB2hlYWx0aHkYBSABKAgSDgoGaW5fdXNlGAYgASgNEhAKCGNhcGFjaXR5GAcgASgNEhAKCHByaW9yaXR5GAggASgNEhEKCXN1Y2NlZWRlZBgJIAEoDRIOCgZmYWlsZWQYCiABKA0SDwoHcnVubmluZxgLIAEoDRIbCg5sYXRlbmN5X2F2Z19tcxgMIAEoDUgAiAEBEhsKDmxhdGVuY3lfcDUwX21zGA0gASgNSAGIAQESGwoObGF0ZW5jeV9wOTVfbXMYDiABKA1IAogBAUIRCg9fbGF0ZW5jeV9hdmdfbXNCEQoPX2xhdGVuY3lfcDUwX21zQhEKD19sYXRlbmN5X3A5NV9tcyJTChdHZXRDaGFubmVsU3RhdHNSZXNwb25zZRINCgVob3VycxgBIAEoDRIpCghjaGFubmVscxgCIAMoCzIXLm9ydmFkby52MS5DaGFubmVsU3RhdHMiEwoRR2V0TWV0cmljc1JlcXVlc3QiOAoSR2V0TWV0cmljc1Jlc3BvbnNlEgwKBHRleHQYASABKAkSFAoMY29udGVudF90eXBlGAIgASgJKmgKDlJlc3BvbnNlRm9ybWF0Eh8KG1JFU1BPTlNFX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhcKE1JFU1BPTlNFX0ZPUk1BVF9VUkwQARIcChhSRVNQT05TRV9GT1JNQVRfQjY0X0pTT04QAjLyBAoRR2VuZXJhdGlvblNlcnZpY2USTAoLQ3JlYXRlSW1hZ2USHS5vcnZhZG8udjEuQ3JlYXRlSW1hZ2VSZXF1ZXN0Gh4ub3J2YWRvLnYxLkNyZWF0ZUltYWdlUmVzcG9uc2USSAoLU3RyZWFtSW1hZ2USHS5vcnZhZG8udjEuQ3JlYXRlSW1hZ2VSZXF1ZXN0Ghgub3J2YWRvLnYxLkltYWdlSm9iRXZlbnQwARJMCgtTdWJtaXRJbWFnZRIdLm9ydmFkby52MS5DcmVhdGVJbWFnZVJlcXVlc3QaHi5vcnZhZG8udjEuU3VibWl0SW1hZ2VSZXNwb25zZRJJCgpMaXN0TW9kZWxzEhwub3J2YWRvLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh0ub3J2YWRvLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJICglSZWFkSW1hZ2USGy5vcnZhZG8udjEuUmVhZEltYWdlUmVxdWVzdBocLm9ydmFkby52MS5SZWFkSW1hZ2VSZXNwb25zZTABEj0KBkdldEpvYhIYLm9ydmFkby52MS5HZXRKb2JSZXF1ZXN0Ghkub3J2YWRvLnYxLkdldEpvYlJlc3BvbnNlElgKD0dldENoYW5uZWxTdGF0cxIhLm9ydmFkby52MS5HZXRDaGFubmVsU3RhdHNSZXF1ZXN0GiIub3J2YWRvLnYxLkdldENoYW5uZWxTdGF0c1Jlc3BvbnNlEkkKCkdldE1ldHJpY3MSHC5vcnZhZG8udjEuR2V0TWV0cmljc1JlcXVlc3QaHS5vcnZhZG8udjEuR2V0TWV0cmljc1Jlc3BvbnNlYgZwcm90bzM", [file_orvado_v1_common]);
 
 /**
  * @generated from message orvado.v1.CreateImageRequest
@@ -424,6 +424,59 @@ export const CreateImageResponseSchema: GenMessage<CreateImageResponse> = /*@__P
   messageDesc(file_orvado_v1_generation, 8);
 
 /**
+ * @generated from message orvado.v1.SubmitImageResponse
+ */
+export type SubmitImageResponse = Message<"orvado.v1.SubmitImageResponse"> & {
+  /**
+   * @generated from oneof orvado.v1.SubmitImageResponse.result
+   */
+  result: {
+    /**
+     * The job runs: the caller's own, or (an idempotent retry) its original request's.
+     *
+     * @generated from field: orvado.v1.JobRunning running = 1;
+     */
+    value: JobRunning;
+    case: "running";
+  } | {
+    /**
+     * An idempotent retry of a request that has finished: its result, as CreateImage replays it.
+     *
+     * @generated from field: orvado.v1.GeneratedImages images = 2;
+     */
+    value: GeneratedImages;
+    case: "images";
+  } | {
+    /**
+     * Refused before any job ran, or (an idempotent retry) the original request's failure.
+     *
+     * @generated from field: orvado.v1.Refusal refusal = 3;
+     */
+    value: Refusal;
+    case: "refusal";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * As in CreateImageResponse: the job's request id, the original's on an idempotent retry.
+   *
+   * @generated from field: string request_id = 4;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: bool replayed = 5;
+   */
+  replayed: boolean;
+};
+
+/**
+ * Describes the message orvado.v1.SubmitImageResponse.
+ * Use `create(SubmitImageResponseSchema)` to create a new message.
+ */
+export const SubmitImageResponseSchema: GenMessage<SubmitImageResponse> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 9);
+
+/**
  * @generated from message orvado.v1.ListModelsRequest
  */
 export type ListModelsRequest = Message<"orvado.v1.ListModelsRequest"> & {
@@ -434,7 +487,7 @@ export type ListModelsRequest = Message<"orvado.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 9);
+  messageDesc(file_orvado_v1_generation, 10);
 
 /**
  * @generated from message orvado.v1.ModelChannel
@@ -491,7 +544,7 @@ export type ModelChannel = Message<"orvado.v1.ModelChannel"> & {
  * Use `create(ModelChannelSchema)` to create a new message.
  */
 export const ModelChannelSchema: GenMessage<ModelChannel> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 10);
+  messageDesc(file_orvado_v1_generation, 11);
 
 /**
  * @generated from message orvado.v1.Model
@@ -540,7 +593,7 @@ export type Model = Message<"orvado.v1.Model"> & {
  * Use `create(ModelSchema)` to create a new message.
  */
 export const ModelSchema: GenMessage<Model> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 11);
+  messageDesc(file_orvado_v1_generation, 12);
 
 /**
  * @generated from message orvado.v1.ListModelsResponse
@@ -557,7 +610,7 @@ export type ListModelsResponse = Message<"orvado.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 12);
+  messageDesc(file_orvado_v1_generation, 13);
 
 /**
  * @generated from message orvado.v1.ReadImageRequest
@@ -584,7 +637,7 @@ export type ReadImageRequest = Message<"orvado.v1.ReadImageRequest"> & {
  * Use `create(ReadImageRequestSchema)` to create a new message.
  */
 export const ReadImageRequestSchema: GenMessage<ReadImageRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 13);
+  messageDesc(file_orvado_v1_generation, 14);
 
 /**
  * @generated from message orvado.v1.ReadImageResponse
@@ -608,7 +661,7 @@ export type ReadImageResponse = Message<"orvado.v1.ReadImageResponse"> & {
  * Use `create(ReadImageResponseSchema)` to create a new message.
  */
 export const ReadImageResponseSchema: GenMessage<ReadImageResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 14);
+  messageDesc(file_orvado_v1_generation, 15);
 
 /**
  * @generated from message orvado.v1.GetJobRequest
@@ -632,7 +685,7 @@ export type GetJobRequest = Message<"orvado.v1.GetJobRequest"> & {
  * Use `create(GetJobRequestSchema)` to create a new message.
  */
 export const GetJobRequestSchema: GenMessage<GetJobRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 15);
+  messageDesc(file_orvado_v1_generation, 16);
 
 /**
  * @generated from message orvado.v1.JobRunning
@@ -663,7 +716,7 @@ export type JobRunning = Message<"orvado.v1.JobRunning"> & {
  * Use `create(JobRunningSchema)` to create a new message.
  */
 export const JobRunningSchema: GenMessage<JobRunning> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 16);
+  messageDesc(file_orvado_v1_generation, 17);
 
 /**
  * @generated from message orvado.v1.GetJobResponse
@@ -707,7 +760,7 @@ export type GetJobResponse = Message<"orvado.v1.GetJobResponse"> & {
  * Use `create(GetJobResponseSchema)` to create a new message.
  */
 export const GetJobResponseSchema: GenMessage<GetJobResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 17);
+  messageDesc(file_orvado_v1_generation, 18);
 
 /**
  * @generated from message orvado.v1.JobDetail
@@ -769,7 +822,7 @@ export type JobDetail = Message<"orvado.v1.JobDetail"> & {
  * Use `create(JobDetailSchema)` to create a new message.
  */
 export const JobDetailSchema: GenMessage<JobDetail> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 18);
+  messageDesc(file_orvado_v1_generation, 19);
 
 /**
  * @generated from message orvado.v1.GetChannelStatsRequest
@@ -788,7 +841,7 @@ export type GetChannelStatsRequest = Message<"orvado.v1.GetChannelStatsRequest">
  * Use `create(GetChannelStatsRequestSchema)` to create a new message.
  */
 export const GetChannelStatsRequestSchema: GenMessage<GetChannelStatsRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 19);
+  messageDesc(file_orvado_v1_generation, 20);
 
 /**
  * @generated from message orvado.v1.ChannelStats
@@ -878,7 +931,7 @@ export type ChannelStats = Message<"orvado.v1.ChannelStats"> & {
  * Use `create(ChannelStatsSchema)` to create a new message.
  */
 export const ChannelStatsSchema: GenMessage<ChannelStats> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 20);
+  messageDesc(file_orvado_v1_generation, 21);
 
 /**
  * @generated from message orvado.v1.GetChannelStatsResponse
@@ -900,7 +953,7 @@ export type GetChannelStatsResponse = Message<"orvado.v1.GetChannelStatsResponse
  * Use `create(GetChannelStatsResponseSchema)` to create a new message.
  */
 export const GetChannelStatsResponseSchema: GenMessage<GetChannelStatsResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 21);
+  messageDesc(file_orvado_v1_generation, 22);
 
 /**
  * @generated from message orvado.v1.GetMetricsRequest
@@ -913,7 +966,7 @@ export type GetMetricsRequest = Message<"orvado.v1.GetMetricsRequest"> & {
  * Use `create(GetMetricsRequestSchema)` to create a new message.
  */
 export const GetMetricsRequestSchema: GenMessage<GetMetricsRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 22);
+  messageDesc(file_orvado_v1_generation, 23);
 
 /**
  * @generated from message orvado.v1.GetMetricsResponse
@@ -935,7 +988,7 @@ export type GetMetricsResponse = Message<"orvado.v1.GetMetricsResponse"> & {
  * Use `create(GetMetricsResponseSchema)` to create a new message.
  */
 export const GetMetricsResponseSchema: GenMessage<GetMetricsResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 23);
+  messageDesc(file_orvado_v1_generation, 24);
 
 /**
  * @generated from enum orvado.v1.ResponseFormat
@@ -973,6 +1026,7 @@ export const GenerationService: GenService<{
   /**
    * CreateImage validates, reserves through billing, runs the job and answers
    * when it ends (up to the job time limit).
+   * buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
    *
    * @generated from rpc orvado.v1.GenerationService.CreateImage
    */
@@ -987,6 +1041,9 @@ export const GenerationService: GenService<{
    * `progress` as the upstream reports it, and `done` (CreateImage's answer) last.
    * A refusal before the job starts comes as `done` alone. A caller that cancels
    * the call stops following the job; the job runs on and is charged when it completes.
+   * buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+   * buf:lint:ignore RPC_REQUEST_STANDARD_NAME
+   * buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
    *
    * @generated from rpc orvado.v1.GenerationService.StreamImage
    */
@@ -994,6 +1051,22 @@ export const GenerationService: GenService<{
     methodKind: "server_streaming";
     input: typeof CreateImageRequestSchema;
     output: typeof ImageJobEventSchema;
+  },
+  /**
+   * SubmitImage starts the job as CreateImage does, but answers as soon as the
+   * job is running (its row written), or with the refusal when it ends before
+   * that. The job then runs on in the generation process to its end, whatever
+   * happens to the caller; GetJob tells its outcome (an async submit, Prefer:
+   * respond-async). It takes CreateImage's request: one job, however answered.
+   * buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+   * buf:lint:ignore RPC_REQUEST_STANDARD_NAME
+   *
+   * @generated from rpc orvado.v1.GenerationService.SubmitImage
+   */
+  submitImage: {
+    methodKind: "unary";
+    input: typeof CreateImageRequestSchema;
+    output: typeof SubmitImageResponseSchema;
   },
   /**
    * @generated from rpc orvado.v1.GenerationService.ListModels
