@@ -96,6 +96,9 @@ async function relay(request: FastifyRequest, stream: EventStream, events: Event
     );
   } finally {
     stream.end();
+    // The call is let go of whatever its state: done is its last message, but over HTTP/2 an
+    // unread end keeps its stream (and generation's shutdown) open.
+    await events.return?.().catch(() => {});
   }
 }
 
