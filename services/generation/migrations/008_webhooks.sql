@@ -50,7 +50,7 @@ LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
 CREATE TRIGGER jobs_finished_webhooks AFTER UPDATE OF status ON generation.jobs
   FOR EACH ROW WHEN (OLD.status = 'running' AND NEW.status IN ('succeeded', 'failed'))
   EXECUTE FUNCTION generation.enqueue_webhook_deliveries();
--- Rows written already final (a job refused for capacity after its hold, an upgrade's late start rows).
+-- Rows written already final: record_job_successes's rows of jobs whose start rows an earlier version deferred.
 CREATE TRIGGER jobs_inserted_finished_webhooks AFTER INSERT ON generation.jobs
   FOR EACH ROW WHEN (NEW.status IN ('succeeded', 'failed'))
   EXECUTE FUNCTION generation.enqueue_webhook_deliveries();
