@@ -12,7 +12,7 @@ function AttemptList({ attempts }) {
     ${attempts.map(
       (attempt) => html`<li title=${attempt.at}>
         ${dateTime(attempt.at)} · ${attempt.statusCode === null ? html`<span class="muted">no answer</span>` : html`<code>${attempt.statusCode}</code>`}
-        ${attempt.error && html` · <span class="muted">${attempt.error}</span>`} · ${attempt.durationMs} ms
+        ${attempt.statusCode === null && attempt.error && html` · <span class="muted">${attempt.error}</span>`} · ${attempt.durationMs} ms
       </li>`,
     )}
   </ol>`;
