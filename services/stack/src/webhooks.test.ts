@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { startTestStack, TEST_ADMIN, type TestStack } from "./harness.ts";
 import { ConsoleBrowser, signedIn } from "./console-browser.ts";
 import { WebhookReceiver, verified } from "./webhook-receiver.ts";
@@ -94,6 +95,12 @@ describe("webhooks over HTTP to a local receiver", () => {
     expect(failure.data.error.code).toEqual(expect.any(String));
     expect(failure.data.error.message).toContain("sandbox");
     expect(failure.data.images).toBeUndefined();
+
+    // Both bodies match the webhooks section of the OpenAPI document the edge serves.
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    ajv.addSchema((await (await fetch(`${stack.edgeUrl}/openapi.json`)).json()) as object, "served");
+    const matchesDocument = ajv.getSchema("served#/components/schemas/WebhookEvent")!;
+    expect([matchesDocument(success), matchesDocument(failure)]).toEqual([true, true]);
 
     // Each delivery is listed with its one successful attempt.
     const deliveries = await deliveriesOf(a, created.body.endpoint.id);
