@@ -113,7 +113,7 @@ describe("webhooks over HTTP to a local receiver", () => {
     await a.browser.call("DELETE", `/webhooks/${created.body.endpoint.id}`);
   });
 
-  it("retries a receiver answering 500 on the schedule, with one webhook-id, and redelivers on request", async () => {
+  it("retries a receiver answering 500 on the schedule, with one webhook-id, fails after the last step, and redelivers on request", async () => {
     receiver.answers.set("/flaky", 500);
     const created = await a.browser.call("POST", "/webhooks", { body: { url: `${receiver.url}/flaky`, events: ["image.generation.succeeded"] } });
     const secret: string = created.body.secret;
@@ -139,12 +139,21 @@ describe("webhooks over HTTP to a local receiver", () => {
     expect(wait).toBeGreaterThan(4.5 * 60_000);
     expect(wait).toBeLessThan(5.5 * 60_000);
 
+    // Skip to the schedule's end (as if five more attempts had failed over the hours): the eighth failure is final.
+    await stack.db.query("UPDATE generation.webhook_deliveries SET failed_attempts = 7, next_attempt_at = now() WHERE delivery_id = $1", [delivery.id]);
+    await receiver.waitFor("/flaky", 3);
+    for (let wait = 0; delivery.status !== "failed" && wait < 100; wait += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      [delivery] = await deliveriesOf(a, created.body.endpoint.id);
+    }
+    expect([delivery.status, delivery.nextAttemptAt, delivery.attempts.length]).toEqual(["failed", null, 3]);
+
     receiver.answers.set("/flaky", 204);
     const redelivered = await a.browser.call("POST", `/webhooks/deliveries/${delivery.id}/redeliver`);
     expect(redelivered.status).toBe(202);
-    const third = (await receiver.waitFor("/flaky", 3))[2]!;
-    expect(third.headers["webhook-id"]).toBe(delivery.id);
-    expect(verified(secret, third).data.id).toBe(job.requestId);
+    const fourth = (await receiver.waitFor("/flaky", 4))[3]!;
+    expect(fourth.headers["webhook-id"]).toBe(delivery.id);
+    expect(verified(secret, fourth).data.id).toBe(job.requestId);
     for (let wait = 0; delivery.status !== "succeeded" && wait < 100; wait += 1) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       [delivery] = await deliveriesOf(a, created.body.endpoint.id);
@@ -155,7 +164,7 @@ describe("webhooks over HTTP to a local receiver", () => {
     // The operator sees the account's endpoints and deliveries with their attempts.
     const operator = await admin.call("GET", `/admin/accounts/${a.id}/webhooks`);
     expect(operator.body.endpoints.map((endpoint: { id: string }) => endpoint.id)).toContain(created.body.endpoint.id);
-    expect(operator.body.deliveries.find((entry: { id: string }) => entry.id === delivery.id).attempts).toHaveLength(3);
+    expect(operator.body.deliveries.find((entry: { id: string }) => entry.id === delivery.id).attempts).toHaveLength(4);
     expect(operator.text).not.toContain(secret);
   });
 

@@ -183,8 +183,10 @@ async function recordAttempt(db: Db, delivery: Claimed, attempt: Attempt, firstR
   const delay = attempt.error === null ? null : retryDelayMs(failures, firstRetryMs);
   const status = attempt.error === null ? "succeeded" : delay === null ? "failed" : "pending";
   await db.tx(async (q) => {
+    // The endpoint may have been deleted (with its deliveries) while the attempt ran: then nothing is recorded.
     await q.query(
-      "INSERT INTO generation.webhook_attempts (delivery_id, started_at, duration_ms, status_code, error) VALUES ($1, $2, $3, $4, $5)",
+      `INSERT INTO generation.webhook_attempts (delivery_id, started_at, duration_ms, status_code, error)
+         SELECT delivery_id, $2, $3, $4, $5 FROM generation.webhook_deliveries WHERE delivery_id = $1 FOR SHARE`,
       [delivery.delivery_id, attempt.startedAt, attempt.durationMs, attempt.statusCode, attempt.error],
     );
     await q.query(
