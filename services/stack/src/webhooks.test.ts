@@ -225,9 +225,21 @@ describe("webhook isolation between accounts (console API over HTTP)", () => {
     expect(receiver.on("/a-only").some((entry) => entry.body.includes(bJob.requestId))).toBe(false);
     expect(receiver.on("/a-only").some((entry) => entry.body.includes(aJob.requestId))).toBe(true);
 
-    // The guards: writes need the CSRF header, everything needs a session, the operator's view the admin role.
-    expect((await a.browser.call("POST", "/webhooks", { body: { url: `${receiver.url}/x` }, csrf: null })).body.error.code).toBe("csrf_failed");
-    expect((await a.browser.call("GET", "/webhooks", { cookie: null })).status).toBe(401);
+    // The guards on every webhook route: a session (401), the CSRF header on writes (403), the admin role for the operator's view.
+    const routes = [
+      ["GET", "/webhooks"],
+      ["POST", "/webhooks"],
+      ["DELETE", `/webhooks/${endpointId}`],
+      ["POST", `/webhooks/${endpointId}/rotate-secret`],
+      ["GET", "/webhooks/deliveries"],
+      ["POST", `/webhooks/deliveries/${delivery.id}/redeliver`],
+      ["GET", `/admin/accounts/${a.id}/webhooks`],
+    ] as const;
+    for (const [method, path] of routes) {
+      const body = method === "POST" && path === "/webhooks" ? { url: `${receiver.url}/x` } : undefined;
+      expect([path, (await a.browser.call(method, path, { body, cookie: null })).status]).toEqual([path, 401]);
+      if (method !== "GET") expect([path, (await a.browser.call(method, path, { body, csrf: null })).body.error.code]).toEqual([path, "csrf_failed"]);
+    }
     expect((await b.browser.call("GET", `/admin/accounts/${a.id}/webhooks`)).body.error.code).toBe("forbidden");
     // A's endpoint is untouched.
     expect((await a.browser.call("GET", "/webhooks")).body.endpoints.map((endpoint: { id: string }) => endpoint.id)).toContain(endpointId);
