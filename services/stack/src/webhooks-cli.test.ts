@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runOrvado, startTestStack, TEST_ADMIN, type TestStack } from "./harness.ts";
 import { signedIn } from "./console-browser.ts";
+import { WebhookReceiver } from "./webhook-receiver.ts";
 
 // The operator's `orvado webhooks` commands against the running services (in-process stack,
 // Connect RPC to auth and generation), and the endpoint URL check as it stands by default:
@@ -61,5 +62,34 @@ describe("orvado webhooks", () => {
     expect([answer.status, answer.body.error.code, answer.body.error.type]).toEqual([400, "invalid_field", "gateway_error"]);
     expect(answer.body.error.message).toContain("internal address 127.0.0.1");
     expect((await browser.call("POST", "/webhooks", { body: { url: PUBLIC_URL } })).status).toBe(201);
+  });
+
+  it("checks the address again when connecting: an endpoint whose name now resolves to a private address gets nothing", async () => {
+    const receiver = await WebhookReceiver.start();
+    try {
+      const browser = await signedIn(stack.edgeUrl, TEST_ADMIN.email, TEST_ADMIN.password);
+      const me = (await browser.call("GET", "/me")).body.account.id as string;
+      await browser.call("POST", `/admin/accounts/${me}/topup`, { body: { usd: "1", note: "test" } });
+      const apiKey = (await browser.call("POST", "/keys", { body: { name: "rebinding" } })).body.secret;
+      const created = await browser.call("POST", "/webhooks", { body: { url: `${PUBLIC_URL}/rebound` } });
+      // As after DNS rebinding: the stored endpoint now leads to this machine's loopback address.
+      await stack.db.query("UPDATE generation.webhook_endpoints SET url = $2 WHERE endpoint_id = $1", [created.body.endpoint.id, `${receiver.url}/rebound`]);
+      const response = await fetch(`${stack.edgeUrl}/v1/images/generations`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "beta", prompt: "a rebound", size: "1024x1024" }),
+      });
+      expect(response.status).toBe(200);
+      let attempts: { statusCode: number | null; error: string }[] = [];
+      for (let wait = 0; attempts.length === 0 && wait < 200; wait += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const [delivery] = (await browser.call("GET", `/webhooks/deliveries?endpointId=${created.body.endpoint.id}`)).body.deliveries;
+        attempts = delivery?.attempts ?? [];
+      }
+      expect(attempts[0]).toMatchObject({ statusCode: null, error: expect.stringContaining("internal address 127.0.0.1") });
+      expect(receiver.received).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
   });
 });
