@@ -168,6 +168,19 @@ describe("webhooks over HTTP to a local receiver", () => {
     expect(operator.text).not.toContain(secret);
   });
 
+  it("delivers the outcome of an async submit (Prefer: respond-async), the client having left at the 202", async () => {
+    const created = await a.browser.call("POST", "/webhooks", { body: { url: `${receiver.url}/async`, events: ["image.generation.succeeded"] } });
+    const response = await fetch(`${stack.edgeUrl}/v1/images/generations`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${a.apiKey}`, "content-type": "application/json", prefer: "respond-async" },
+      body: JSON.stringify({ model: "beta", prompt: "a slow lighthouse [sandbox:delay=300]", size: "1024x1024" }),
+    });
+    expect(response.status).toBe(202);
+    const { id } = (await response.json()) as { id: string };
+    const [entry] = await receiver.waitFor("/async", 1);
+    expect(verified(created.body.secret, entry!).data).toMatchObject({ id, status: "succeeded", images: [{ url: expect.stringContaining("/v1/files/") }] });
+  });
+
   it("rotates a secret: later deliveries verify with the new one only", async () => {
     const created = await a.browser.call("POST", "/webhooks", { body: { url: `${receiver.url}/rotated`, events: ["image.generation.succeeded"] } });
     const rotated = await a.browser.call("POST", `/webhooks/${created.body.endpoint.id}/rotate-secret`);
