@@ -8,6 +8,24 @@ import { Badge, Card, ConfirmDialog, DetailList, Empty, ErrorAlert, Loading, use
 import { AdjustDialog, LimitsDialog, TopUpDialog, limitsText } from "../components/account-actions.js";
 import { RequestsTable } from "../components/requests-table.js";
 import { RequestDetail } from "../components/request-detail.js";
+import { WebhookDeliveries } from "../components/webhook-deliveries.js";
+
+/** The account's webhook endpoints and latest deliveries with their attempts (read only: the account holder redelivers). */
+function WebhooksCard({ accountId }) {
+  /** @type {import("../lib/answers.js").Loaded<any>} */
+  const hooks = useLoad(() => get(`/admin/accounts/${encodeURIComponent(accountId)}/webhooks`), [accountId]);
+  return html`<${Card} title="Webhooks" subtitle="Endpoints and the latest 50 deliveries">
+    <${ErrorAlert} error=${hooks.error} />
+    ${!hooks.data && !hooks.error && html`<${Loading} />`}
+    ${hooks.data &&
+    html`${hooks.data.endpoints.length === 0
+        ? html`<${Empty} title="No endpoints" />`
+        : html`<ul class="small" data-testid="account-webhook-endpoints">
+            ${hooks.data.endpoints.map((endpoint) => html`<li><code>${endpoint.url}</code> · ${endpoint.events.join(", ")} · added ${shortDate(endpoint.createdAt)}</li>`)}
+          </ul>`}
+      <${WebhookDeliveries} deliveries=${hooks.data.deliveries} />`}
+  <//>`;
+}
 
 const KINDS = { top_up: "top-up", reserve: "hold", capture: "charge", release: "release", adjustment: "adjustment" };
 
@@ -125,6 +143,7 @@ export function AccountSection({ accountId, self }) {
     <${KeysCard} keys=${keys} />
     <${StatementCard} accountId=${account.id} version=${version} />
     <${UsageCard} accountId=${account.id} />
+    <${WebhooksCard} accountId=${account.id} />
     ${dialog === "topup" && html`<${TopUpDialog} account=${withBalance} onDone=${changed} onClose=${() => setDialog(null)} />`}
     ${dialog === "adjust" && html`<${AdjustDialog} account=${account} balanceUsd=${balance.balanceUsd} onDone=${changed} onClose=${() => setDialog(null)} />`}
     ${dialog === "limits" && html`<${LimitsDialog} account=${account} onDone=${changed} onClose=${() => setDialog(null)} />`}
