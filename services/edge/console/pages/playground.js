@@ -127,9 +127,9 @@ export function Playground() {
             <textarea name="prompt" rows="4" required placeholder="A lighthouse on a cliff at dawn, watercolor" value=${form.prompt} onInput=${set("prompt")}></textarea>
           <//>
           <div class="form-grid">
-            <${Field} label="Model">
+            <${Field} label="Model" class="field-wide" hint=${model?.sandbox ? "Sandbox: draws test images on this server, charged like any model" : null}>
               <select name="model" value=${model?.id} onChange=${chooseModel}>
-                ${list.map((entry) => html`<option value=${entry.id}>${entry.id}${entry.sandbox ? " (sandbox)" : ""}</option>`)}
+                ${list.map((entry) => html`<option value=${entry.id}>${entry.id}${entry.sandbox ? " · sandbox" : ""}</option>`)}
               </select>
             <//>
             <${Field} label="Size">
