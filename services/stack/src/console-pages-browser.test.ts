@@ -147,6 +147,8 @@ describe("every console page at 1366 and 390 px, in Chromium over HTTP", { timeo
       for (const chart of await page.locator(".chart").all()) {
         expect(await chart.locator(".chart-day").last().locator(".chart-label").textContent()).toBe(todayLabel());
       }
+      // The ranking's spend is on the screen at either width.
+      for (const cell of await outsideViewport(page, ".two-columns tbody td:last-child")) expect(cell.outside, cell.text).toBe(0);
       await noSidewaysPage(page);
       await screenshot(page, "admin-overview");
 
