@@ -97,6 +97,11 @@ describe("every console page at 1366 and 390 px, in Chromium over HTTP", { timeo
 
       await page.goto("/console/usage");
       await page.locator(`tr[data-request-id="${requestIds[0]}"]`).waitFor();
+      await page.locator('select[name="model"] option[value="alpha-2.5-sunburst"]').waitFor({ state: "attached" });
+      for (const filter of ['select[name="model"]', 'select[name="keyId"]']) {
+        const fit = await selectFitsOptions(page, filter);
+        expect(fit.fits, `${filter}: ${fit.longest}: ${fit.needed} px in ${fit.width} px`).toBe(true);
+      }
       await noSidewaysPage(page);
       // Status and cost are on the screen without scrolling, whatever the width; model ids keep to one line.
       for (const cell of await outsideViewport(page, ".usage-card tbody .col-status, .usage-card tbody .col-cost")) expect(cell.outside, cell.text).toBe(0);
