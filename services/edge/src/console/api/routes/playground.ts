@@ -9,7 +9,7 @@ import { sessionOf } from "../session.ts";
 import { ownCost } from "../own-cost.ts";
 import { answerItem } from "../../../images-answer.ts";
 import { checkImageRequestBody, type FieldName } from "@orvado/core/image-request";
-import { jobOutcomeOrUnknown } from "../../../job-outcome.ts";
+import { jobOutcomeOrUnknown, lostCall } from "../../../job-outcome.ts";
 import type { PlaygroundAnswer } from "../answers.ts";
 import { publicBase } from "../../../host-header.ts";
 import { jobLookup } from "../../../routes/jobs.ts";
@@ -92,10 +92,10 @@ async function streamJob(request: FastifyRequest, reply: FastifyReply, job: Prom
       events.fail(ErrorCode.INTERNAL_ERROR, "The generation service gave no answer", request.id);
     }
   } catch (error) {
-    // As jobOutcomeOrUnknown says it for a plain answer: the job may still finish and be charged.
-    request.log.warn({ err: error }, "lost the connection to the playground's job");
-    const lookup = `GET /console/api/usage/${request.id}`;
-    events.fail(ErrorCode.JOB_OUTCOME_UNKNOWN, `The connection to the job was lost while it ran; it may still finish and be charged. ${lookup} tells its outcome`, request.id);
+    // Said as jobOutcomeOrUnknown says it in a plain answer (never reached, refused, or outcome unknown).
+    const lost = lostCall(error, `GET /console/api/usage/${request.id}`);
+    request.log[lost.level]({ err: error }, lost.log);
+    events.fail(lost.code, lost.message, request.id);
   }
   events.end();
   return reply;
