@@ -5,4 +5,5 @@ export * from "./gen/orvado/v1/auth_pb.ts";
 export * from "./gen/orvado/v1/billing_pb.ts";
 export * from "./gen/orvado/v1/generation_pb.ts";
 export * from "./gen/orvado/v1/events_pb.ts";
+export * from "./gen/orvado/v1/webhooks_pb.ts";
 export * as health from "./gen/grpc/health/v1/health_pb.ts";

@@ -11,6 +11,7 @@ import { Dashboard } from "./pages/dashboard.js";
 import { Tokens } from "./pages/tokens.js";
 import { Usage } from "./pages/usage.js";
 import { Playground } from "./pages/playground.js";
+import { Webhooks } from "./pages/webhooks.js";
 import { Admin } from "./pages/admin.js";
 import { AccountPage } from "./pages/account.js";
 import { NotFound } from "./pages/not-found.js";
@@ -20,6 +21,7 @@ const ROUTES = {
   "/tokens": { title: "Tokens", page: Tokens },
   "/usage": { title: "Usage", page: Usage },
   "/playground": { title: "Playground", page: Playground },
+  "/webhooks": { title: "Webhooks", page: Webhooks },
   "/admin": { title: "Admin", page: Admin, admin: true, nested: true },
   "/account": { title: "Account", page: AccountPage },
 };

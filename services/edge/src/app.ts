@@ -1,7 +1,7 @@
 import multipart from "@fastify/multipart";
 import { compile as compileTrust } from "@fastify/proxy-addr";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
-import { AuthService, BillingService, ErrorCode, GenerationService } from "@orvado/proto";
+import { AuthService, BillingService, ErrorCode, GenerationService, WebhookService } from "@orvado/proto";
 import { newRequestId, type Logger } from "@orvado/core";
 import { Code, ConnectError, internalClient } from "@orvado/rpc";
 import type { EdgeConfig } from "./config.ts";
@@ -66,6 +66,7 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   const auth = internalClient(AuthService, config.authUrls, config.internalSecret, rpc);
   const billing = internalClient(BillingService, config.billingUrls, config.internalSecret, rpc);
   const generation = internalClient(GenerationService, config.generationUrls, config.internalSecret, rpc);
+  const webhooks = internalClient(WebhookService, config.generationUrls, config.internalSecret, rpc);
 
   // Every response, success or error, carries the request id (docs/api.md#headers); x-request-id is what SDKs read.
   app.addHook("onRequest", async (request, reply) => {
@@ -112,6 +113,6 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   fileRoutes(app, { generation });
   openApiRoutes(app);
   consoleStaticRoutes(app, { publicUrl: config.publicUrl });
-  consoleApiRoutes(app, { auth, billing, generation, ...(config.publicUrl && { publicUrl: config.publicUrl }) });
+  consoleApiRoutes(app, { auth, billing, generation, webhooks, ...(config.publicUrl && { publicUrl: config.publicUrl }) });
   return app;
 }

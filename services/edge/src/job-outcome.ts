@@ -44,27 +44,36 @@ export function jobOutcomeOrUnknown<T>(request: FastifyRequest, reply: FastifyRe
   return pending.catch((error: unknown) => answerLostCall(request, reply, lookup, error));
 }
 
-async function answerLostCall(request: FastifyRequest, reply: FastifyReply, lookup: string, error: unknown): Promise<null> {
+/** What a call to the job that broke means for its caller: the answer's code and text, and how to log it. */
+export interface LostCall {
+  code: ErrorCode;
+  message: string;
+  /** A retry is safe only when no job can exist (the call never left). */
+  retrySafe: boolean;
+  level: "warn" | "error";
+  log: string;
+}
+
+export function lostCall(error: unknown, lookup: string): LostCall {
   if (neverReached(error)) {
     // The connection was refused: the call never left, so no job exists and a retry is safe.
-    request.log.warn({ err: error }, "generation unreachable; no job started");
-    reply.header("retry-after", "5").header("x-should-retry", "true");
-    await sendError(request, reply, ErrorCode.SERVICE_UNAVAILABLE, "The generation service is briefly unavailable; nothing was charged, retry in a few seconds");
-    return null;
+    const message = "The generation service is briefly unavailable; nothing was charged, retry in a few seconds";
+    return { code: ErrorCode.SERVICE_UNAVAILABLE, message, retrySafe: true, level: "warn", log: "generation unreachable; no job started" };
   }
   if (refusedBeforeHandler(error)) {
     // Our own fault (the edge should have refused the input): no job, nothing charged.
-    request.log.error({ err: error }, "generation refused the call before running it");
-    await sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The request could not be passed to the generation service; no job was started and nothing was charged");
-    return null;
+    const message = "The request could not be passed to the generation service; no job was started and nothing was charged";
+    return { code: ErrorCode.INTERNAL_ERROR, message, retrySafe: false, level: "error", log: "generation refused the call before running it" };
   }
-  request.log.warn({ err: error }, "lost the connection to the job");
-  reply.header("x-should-retry", "false");
-  await sendError(
-    request,
-    reply,
-    ErrorCode.JOB_OUTCOME_UNKNOWN,
-    `The connection to the job was lost while it ran; it may still finish and be charged. Do not retry blindly: ${lookup} tells its outcome`,
-  );
+  const message = `The connection to the job was lost while it ran; it may still finish and be charged. Do not retry blindly: ${lookup} tells its outcome`;
+  return { code: ErrorCode.JOB_OUTCOME_UNKNOWN, message, retrySafe: false, level: "warn", log: "lost the connection to the job" };
+}
+
+async function answerLostCall(request: FastifyRequest, reply: FastifyReply, lookup: string, error: unknown): Promise<null> {
+  const lost = lostCall(error, lookup);
+  request.log[lost.level]({ err: error }, lost.log);
+  if (lost.retrySafe) reply.header("retry-after", "5").header("x-should-retry", "true");
+  else if (lost.code === ErrorCode.JOB_OUTCOME_UNKNOWN) reply.header("x-should-retry", "false");
+  await sendError(request, reply, lost.code, lost.message);
   return null;
 }

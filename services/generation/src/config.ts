@@ -2,6 +2,7 @@ import { z } from "zod";
 import { IMAGE_COUNT_CEILING, TIMING_DEFAULTS, checkSettingsAgree, flagSchema, parseEnv, portSchema, rpcTransportSchema, serviceUrlsSchema, timingsFrom } from "@orvado/core";
 import { kafkaEnvShape, kafkaSettingsFromEnv } from "@orvado/events";
 import { checkStorageEnv, storageConfigFrom, storageEnvShape } from "./storage/config.ts";
+import { checkWebhookEnv, webhookConfigFrom, webhookEnvShape } from "./webhooks/config.ts";
 
 const schema = z.object({
   GENERATION_HOST: z.string().default("127.0.0.1"),
@@ -24,8 +25,10 @@ const schema = z.object({
   GENERATION_ORPHAN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(TIMING_DEFAULTS.GENERATION_ORPHAN_GRACE_MS),
   GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS: z.coerce.number().int().min(0).max(100_000).default(32),
   GENERATION_MAX_UPSTREAM_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(50 * 1024 * 1024),
+  ...webhookEnvShape,
 })
   .superRefine(checkStorageEnv)
+  .superRefine(checkWebhookEnv)
   .transform((env) => ({
     host: env.GENERATION_HOST,
     port: env.GENERATION_PORT,
@@ -63,6 +66,8 @@ const schema = z.object({
     orphanGraceMs: env.GENERATION_ORPHAN_GRACE_MS,
     /** Jobs one account may run at once unless auth gives it a limit of its own; 0 = no limit (account-admission.ts). */
     accountMaxConcurrentJobs: env.GENERATION_ACCOUNT_MAX_CONCURRENT_JOBS,
+    /** The webhook sender's settings (webhooks/config.ts). */
+    webhooks: webhookConfigFrom(env),
   }));
 
 /** Generation's settings: what the schema above reads from the environment, and how channel keys are read. */

@@ -4,7 +4,7 @@
 import { fileURLToPath } from "node:url";
 import { GENERATION_RPC_READ_MAX_BYTES, type Logger } from "@orvado/core";
 import { migrate, type Db } from "@orvado/db";
-import { BillingService, GenerationService } from "@orvado/proto";
+import { BillingService, GenerationService, WebhookService } from "@orvado/proto";
 import { migrateOutbox, startOutboxRelay, type EventStream } from "@orvado/events";
 import { internalClient, startRpcServer, type RpcServer } from "@orvado/rpc";
 import type { GenerationConfig } from "./config.ts";
@@ -16,6 +16,8 @@ import { openImageStore } from "./storage/open-store.ts";
 import { GenerationMetrics } from "./metrics.ts";
 import { FILE_SWEEP_INTERVAL_MS, startFileSweeper } from "./file-sweeper.ts";
 import { startOrphanSweeper } from "./orphan-jobs.ts";
+import { startWebhookSender, type WebhookSender } from "./webhooks/sender.ts";
+import { webhookRoutes } from "./webhooks/rpc.ts";
 
 export type { GenerationConfig } from "./config.ts";
 export { loadGenerationConfig } from "./config.ts";
@@ -26,6 +28,7 @@ export interface RunningGeneration {
   rpc: RpcServer;
   jobs: JobRunner;
   metrics: GenerationMetrics;
+  webhooks: WebhookSender;
   stop(): Promise<void>;
 }
 
@@ -63,12 +66,23 @@ export async function startGeneration(
     intervalMs: config.orphanSweepIntervalMs,
     onFailed: () => relay.poke(),
   });
+  // Sends the deliveries job outcomes record (webhooks/sender.ts), off every request's path.
+  const webhooks = startWebhookSender({
+    db,
+    billing,
+    config: config.webhooks,
+    urlSigningSecret: config.urlSigningSecret,
+    logger: logger.child({ component: "webhooks" }),
+  });
   const rpc = await startRpcServer({
     host: config.host,
     port: config.port,
     secret: config.internalSecret,
-    serviceNames: [GenerationService.typeName],
-    routes: generationRoutes({ db, catalog, jobs, store, metrics, urlSigningSecret: config.urlSigningSecret, logger }),
+    serviceNames: [GenerationService.typeName, WebhookService.typeName],
+    routes: (router) => {
+      generationRoutes({ db, catalog, jobs, store, metrics, urlSigningSecret: config.urlSigningSecret, logger })(router);
+      webhookRoutes({ db, allowPrivateUrls: config.webhooks.allowPrivateUrls })(router);
+    },
     logger,
     // An image edit carries its uploads in the CreateImage message: bounded, not Connect's 4 GiB.
     readMaxBytes: GENERATION_RPC_READ_MAX_BYTES,
@@ -77,6 +91,7 @@ export async function startGeneration(
     rpc,
     jobs,
     metrics,
+    webhooks,
     async stop() {
       // Calls in flight keep their streams; jobs run to the end and their events leave the outbox.
       const closed = rpc.close();
@@ -84,6 +99,8 @@ export async function startGeneration(
       await closed;
       await relay.flush();
       await relay.stop();
+      // Attempts in flight finish (each within WEBHOOK_TIMEOUT_MS); a delivery not yet sent stays due for the next start.
+      await webhooks.stop();
       await stopSweeper();
       await stopOrphanSweeper();
       await store.close?.();

@@ -44,6 +44,7 @@ const ROUTES: Record<string, Route> = {
   "GET /usage.csv": { method: "GET", path: () => `/usage.csv?keyId=${a.keyId}` },
   "GET /usage/:requestId": { method: "GET", path: () => `/usage/${a.requestId}` },
   "POST /playground": { method: "POST", path: () => "/playground", body: () => ({ model: "beta-2-lite", prompt: "B's picture", size: "1024x1024" }) },
+  "GET /playground/:id": { method: "GET", path: () => `/playground/${a.requestId}` },
   "GET /models": { method: "GET", path: () => "/models" },
   "GET /admin/accounts": { method: "GET", path: () => "/admin/accounts", admin: true },
   "POST /admin/accounts": { method: "POST", path: () => "/admin/accounts", body: () => ({ email: "sneaky@example.test", password: "password-123", role: "admin" }), admin: true },
@@ -116,7 +117,7 @@ async function snapshotOfA() {
 
 describe("tenant isolation", () => {
   it("covers every route of the contract", () => {
-    expect(Object.keys(ROUTES)).toHaveLength(29);
+    expect(Object.keys(ROUTES)).toHaveLength(30);
   });
 
   // What B sees on each user route, given A's ids: B's own data, an empty list, or 404.
@@ -140,6 +141,7 @@ describe("tenant isolation", () => {
     },
     "GET /usage/:requestId": (answer) => expect([answer.status, answer.body.error.code]).toEqual([404, "not_found"]),
     "POST /playground": (answer) => expect(answer.status).toBe(200),
+    "GET /playground/:id": (answer) => expect([answer.status, answer.body.error.code]).toEqual([404, "not_found"]),
     "GET /models": (answer) => expect(answer.status).toBe(200),
     "DELETE /session": (answer) => expect(answer.status).toBe(204),
   };

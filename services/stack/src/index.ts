@@ -62,6 +62,8 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
   const generation = await startGeneration(loadGenerationConfig(env), { db, stream, logger: logger.child({ service: "generation" }) });
   env = { ...env, ORVADO_GENERATION_URL: generation.rpc.url };
   const edge = await startEdge(loadEdgeConfig(env), { logger: logger.child({ service: "edge" }) });
+  // Without ORVADO_PUBLIC_URL, webhook bodies link images at this edge's own address.
+  generation.webhooks.setLinkBase(edge.url);
   return {
     edgeUrl: edge.url,
     authUrl: auth.rpc.url,

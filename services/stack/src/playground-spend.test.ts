@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EventSourceParserStream } from "eventsource-parser/stream";
 import { startTestStack, TEST_ADMIN, runOrvado, type TestStack } from "./harness.ts";
 import { signedIn, type ConsoleBrowser } from "./console-browser.ts";
 
@@ -57,6 +58,59 @@ describe("the console playground's spend, per account", () => {
 
     const replay = await runOrvado(stack, "ledger", "replay");
     expect([replay.code, replay.json.differences]).toEqual([0, []]);
+  });
+});
+
+/** The playground's streamed answer over HTTP, read with eventsource-parser: its head and its events' JSON. */
+async function streamed(browser: ConsoleBrowser, body: object) {
+  const response = await fetch(`${stack.edgeUrl}/console/api/playground`, {
+    method: "POST",
+    headers: { cookie: browser.cookie!, "x-csrf-token": browser.csrfToken!, "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify(body),
+  });
+  const events: { type: string; [field: string]: unknown }[] = [];
+  if ((response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
+    for await (const event of response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream())) {
+      events.push({ ...JSON.parse(event.data), event: event.event });
+    }
+  }
+  return { response, events };
+}
+
+describe("the playground's stream (server-sent events over HTTP, PostgreSQL)", () => {
+  it("answers stream: true with OpenAI's completed event, the request id in the head, charged once to the playground key", async () => {
+    const user = await newUser("playground-stream@example.test");
+    const { response, events } = await streamed(user.browser, { model: "beta", prompt: "a lantern", size: "1024x1024", stream: true, partial_images: 2 });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    const requestId = response.headers.get("x-gateway-request-id")!;
+    expect(requestId).toMatch(/^req_/);
+    // The sandbox's unary job gives no partial images yet: the outcome alone.
+    expect(events.map((event) => event.type)).toEqual(["image_generation.completed"]);
+    const [completed] = events;
+    expect(completed).toMatchObject({ event: "image_generation.completed", size: "1024x1024", output_format: "png", quality: "auto", usage: { total_tokens: 0 } });
+    expect(Buffer.from(completed!.b64_json as string, "base64").subarray(1, 4).toString()).toBe("PNG");
+
+    const usage = await user.browser.call("GET", `/usage/${requestId}`);
+    expect(usage.body.keyName).toBe("console playground");
+    expect(await settledSpend(usage.body.keyId)).toMatchObject({ account_id: user.id, captured_micros: 20_000n });
+    // The job's lookup for the session's account: done, with its image's link.
+    const lookup = await user.browser.call("GET", `/playground/${requestId}`);
+    expect([lookup.status, lookup.body.data.length]).toEqual([200, 1]);
+  });
+
+  it("says a refusal as an error event, and refuses bad stream options before any job", async () => {
+    const user = await newUser("playground-stream-refused@example.test");
+    const refused = await streamed(user.browser, { model: "beta", prompt: "too big", size: "4096x4096", stream: true });
+    expect(refused.response.status).toBe(200);
+    expect(refused.events).toEqual([{ type: "error", event: "error", error: { type: "gateway_error", code: "tier_not_offered", message: expect.stringContaining(refused.response.headers.get("x-gateway-request-id")!) } }]);
+    for (const [field, value] of [["partial_images", 4], ["partial_images", 1.5], ["stream", "yes"]] as const) {
+      const bad = await user.browser.call("POST", "/playground", { body: { model: "beta", prompt: "x", stream: true, [field]: value } });
+      expect([bad.status, bad.body.error.code, bad.body.error.message]).toEqual([400, "invalid_field", expect.stringContaining(field)]);
+    }
+    // Nothing was held or charged for any of them.
+    expect((await user.browser.call("GET", "/balance")).body.availableUsd).toBe("1.000000");
   });
 });
 

@@ -29,7 +29,10 @@ export type Command =
   | { name: "prices set"; model: string; tier: TierName; priceMicros: bigint; free: boolean; note: string }
   | { name: "prices history"; model: string | null }
   | { name: "ledger replay" }
-  | { name: "ledger statement"; accountId: string; from: Date | null; to: Date | null; csv: boolean };
+  | { name: "ledger statement"; accountId: string; from: Date | null; to: Date | null; csv: boolean }
+  | { name: "webhooks create"; accountId: string; url: string; events: string[] }
+  | { name: "webhooks list"; accountId: string }
+  | { name: "webhooks delete"; endpointId: string };
 
 export type Parsed =
   | { kind: "run"; command: Command }
@@ -74,6 +77,11 @@ const SUBCOMMANDS: Record<Group, Record<string, Spec>> = {
   ledger: {
     replay: { options: {}, positionals: [] },
     statement: { options: { account: "string", from: "string", to: "string", csv: "boolean" }, positionals: [] },
+  },
+  webhooks: {
+    create: { options: { account: "string", url: "string", events: "string" }, positionals: [] },
+    list: { options: { account: "string" }, positionals: [] },
+    delete: { options: { id: "string" }, positionals: [] },
   },
 };
 
@@ -278,6 +286,15 @@ function build(group: Group, action: string, values: Values): Command {
       if (from && to && from >= to) throw new ArgError("--from must be before --to");
       return { name: "ledger statement", accountId: required("account").trim(), from, to, csv: values.options.get("csv") === true };
     }
+    case "webhooks create": {
+      const events = text("events");
+      // Generation checks the URL (public address, no credentials) and the event types; it names what is wrong.
+      return { name: "webhooks create", accountId: required("account").trim(), url: required("url").trim(), events: events === undefined ? [] : eventList(events) };
+    }
+    case "webhooks list":
+      return { name: "webhooks list", accountId: required("account").trim() };
+    case "webhooks delete":
+      return { name: "webhooks delete", endpointId: required("id").trim() };
   }
   throw new Error(`no builder for '${group} ${action}'`);
 }
@@ -338,6 +355,14 @@ function wholeNumber(flag: string, text: string, min: number, max: number): numb
 function rpmArg(text: string): number | null {
   const value = wholeNumber("rpm", text, 0, MAX_RPM);
   return value === 0 ? null : value;
+}
+
+function eventList(text: string): string[] {
+  const events = text.split(",").map((event) => event.trim());
+  if (events.some((event) => event === "")) {
+    throw new ArgError(`--events must be event types separated by commas, like image.generation.succeeded,image.generation.failed (got '${text}')`);
+  }
+  return [...new Set(events)];
 }
 
 function modelList(text: string): string[] {

@@ -1,13 +1,16 @@
 import { microsToUsd, tierFromName } from "@orvado/core";
-import { AuthService, BillingService, Role, type AccountLimits, type ApiKey } from "@orvado/proto";
+import { AuthService, BillingService, Role, WebhookService, type AccountLimits, type ApiKey } from "@orvado/proto";
 import { ConnectError, type Client } from "@orvado/rpc";
 import type { Command } from "./args.ts";
+import { createWebhook, deleteWebhook, listWebhooks } from "./webhook-commands.ts";
 import { balanceJson, costJson, isoTime, priceJson, roleText, usdOrNull, type Json } from "./format.ts";
 import { priceChangeJson, render, replayJson, statementCsv, statementJson } from "./format.ts";
 
 export interface Clients {
   auth: Client<typeof AuthService>;
   billing: Client<typeof BillingService>;
+  /** Generation's WebhookService. */
+  generation: Client<typeof WebhookService>;
 }
 
 export interface CommandContext {
@@ -33,10 +36,10 @@ export class RpcFailure extends Error {
 
 // A stuck service must not hang an operator's shell (or a script) forever.
 const CALL_TIMEOUT_MS = 15_000;
-const CALL = { timeoutMs: CALL_TIMEOUT_MS };
+export const CALL = { timeoutMs: CALL_TIMEOUT_MS };
 const DAY_MS = 86_400_000;
 
-async function call<T>(service: ServiceName, what: string, run: () => Promise<T>): Promise<T> {
+export async function call<T>(service: ServiceName, what: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
@@ -45,12 +48,12 @@ async function call<T>(service: ServiceName, what: string, run: () => Promise<T>
 }
 
 /** A response without its main message is a broken service, not a refusal. */
-function present<T>(value: T | undefined, service: ServiceName, what: string): T {
+export function present<T>(value: T | undefined, service: ServiceName, what: string): T {
   if (value === undefined) throw new Error(`${what}: the ${service} service answered without a result`);
   return value;
 }
 
-type Out = { [key: string]: Json };
+export type Out = { [key: string]: Json };
 
 /** Output that is not the usual JSON object (CSV), or that must end with a failing exit code. */
 export class Printed {
@@ -332,5 +335,11 @@ export function runCommand(ctx: CommandContext, cmd: Command): Promise<Out | Pri
       return replayLedger(ctx);
     case "ledger statement":
       return statement(ctx, cmd);
+    case "webhooks create":
+      return createWebhook(ctx, cmd);
+    case "webhooks list":
+      return listWebhooks(ctx, cmd);
+    case "webhooks delete":
+      return deleteWebhook(ctx, cmd);
   }
 }

@@ -11,12 +11,15 @@ export class ConfigError extends Error {}
 const schema = z.object({
   ORVADO_AUTH_URL: serviceUrlsSchema("http://127.0.0.1:7101"),
   ORVADO_BILLING_URL: serviceUrlsSchema("http://127.0.0.1:7102"),
+  ORVADO_GENERATION_URL: serviceUrlsSchema("http://127.0.0.1:7103"),
   ORVADO_INTERNAL_SECRET: z.string().optional(),
   ORVADO_DATA_DIR: z.string().min(1).default("./data"),
 }).transform((env) => ({
   /** Each service's replicas (one URL or several). */
   authUrls: env.ORVADO_AUTH_URL,
   billingUrls: env.ORVADO_BILLING_URL,
+  /** Generation serves webhook endpoints (WebhookService). */
+  generationUrls: env.ORVADO_GENERATION_URL,
   // The secret file is read only once the variables are valid (a transform runs after them).
   secret: env.ORVADO_INTERNAL_SECRET !== undefined && env.ORVADO_INTERNAL_SECRET !== "" ? env.ORVADO_INTERNAL_SECRET : readSecretsFile(env.ORVADO_DATA_DIR),
 }));

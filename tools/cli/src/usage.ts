@@ -4,6 +4,7 @@ const ENVIRONMENT = `Environment:
   ORVADO_AUTH_URL         auth service (default http://127.0.0.1:7101); replicas
                           as a comma-separated list of URLs
   ORVADO_BILLING_URL      billing service (default http://127.0.0.1:7102); likewise
+  ORVADO_GENERATION_URL   generation service (default http://127.0.0.1:7103); likewise
   ORVADO_INTERNAL_SECRET  the services' shared secret; when unset it is read from
                           <ORVADO_DATA_DIR or ./data>/secrets.json, written by \`npm start\``;
 
@@ -65,14 +66,26 @@ const LEDGER = `Ledger:
       D is a date (2026-11-01; --to includes that whole day) or an ISO time.
       --csv prints CSV instead of JSON.`;
 
+const WEBHOOKS = `Webhooks:
+  orvado webhooks create --account A --url URL [--events a,b]
+      Register an endpoint for the account's job outcomes: --events takes
+      image.generation.succeeded and/or image.generation.failed (default both).
+      Prints the endpoint's id and its signing secret (whsec_…), shown once.
+      The URL must be https or http without credentials and reach a public address
+      (unless generation runs with WEBHOOK_ALLOW_PRIVATE_URLS=true).
+  orvado webhooks list --account A
+      List the account's endpoints (never their secrets).
+  orvado webhooks delete --id ID
+      Delete an endpoint and its deliveries.`;
+
 const OUTPUT = `Every command prints one JSON object on stdout (ledger statement --csv prints CSV). Amounts are given twice: *_usd as a
 decimal string with 6 places and *_micros as an integer string of micro-USD.
 Exit codes: 0 done, 1 a service refused or could not be reached, 2 bad arguments or config.`;
 
-export const GROUPS = ["accounts", "keys", "cost", "prices", "ledger"] as const;
+export const GROUPS = ["accounts", "keys", "cost", "prices", "ledger", "webhooks"] as const;
 export type Group = (typeof GROUPS)[number];
 
-const SECTIONS: Record<Group, string> = { accounts: ACCOUNTS, keys: KEYS, cost: COST, prices: PRICES, ledger: LEDGER };
+const SECTIONS: Record<Group, string> = { accounts: ACCOUNTS, keys: KEYS, cost: COST, prices: PRICES, ledger: LEDGER, webhooks: WEBHOOKS };
 
 export function globalUsage(): string {
   return `orvado: the Orvado operator's command line
@@ -88,6 +101,8 @@ ${COST}
 ${PRICES}
 
 ${LEDGER}
+
+${WEBHOOKS}
 
 ${OUTPUT}
 

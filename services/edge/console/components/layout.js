@@ -7,6 +7,7 @@ const ICONS = {
   tokens: "M12.65 10A6 6 0 1 0 12.65 14H17v4h4v-4h2v-4H12.65zM7 14a2 2 0 1 1 0-4 2 2 0 0 1 0 4z",
   usage: "M4 20h16v2H4v-2zm1-9h3v7H5v-7zm5.5-5h3v12h-3V6zM16 3h3v15h-3V3z",
   playground: "M19 5v14H5V5h14m0-2H5a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h14a2 2 0 0 0 2-2V5a2 2 0 0 0-2-2zm-4.86 8.86-3 3.87L9 13.14 6 17h12l-3.86-5.14z",
+  webhooks: "M10 15h5.88c.27-.31.67-.5 1.12-.5.83 0 1.5.67 1.5 1.5s-.67 1.5-1.5 1.5c-.44 0-.84-.2-1.12-.5H11.9A5 5 0 1 1 6 11.1v2.07A3 3 0 1 0 10 16v-1zm2.5-11a5 5 0 0 1 4.5 7.15l-1.78-.95A3 3 0 1 0 11 9.5L8.8 13.3c.13.22.2.47.2.7 0 .83-.67 1.5-1.5 1.5S6 14.83 6 14s.67-1.5 1.5-1.5h.08l2.3-3.97A5 5 0 0 1 12.5 4zm4 9c2.76 0 5 2.24 5 5s-2.24 5-5 5a5 5 0 0 1-4.16-2.23l1.72-1.03A3 3 0 1 0 16.5 15c-.64 0-1.23.2-1.72.54L12.6 11.8c-.35-.13-.6-.4-.6-.8 0-.55.45-1 1-1s1 .45 1 1l1.7 2.9c.26-.04.53-.06.8-.06z",
   admin: "M12 1 3 5v6c0 5.55 3.84 10.74 9 12 5.16-1.26 9-6.45 9-12V5l-9-4zm0 10.99h7c-.53 4.12-3.28 7.79-7 8.94V12H5V6.3l7-3.11v8.8z",
 };
 
@@ -15,6 +16,7 @@ export const PAGES = [
   { path: "/tokens", label: "Tokens", icon: "tokens" },
   { path: "/usage", label: "Usage", icon: "usage" },
   { path: "/playground", label: "Playground", icon: "playground" },
+  { path: "/webhooks", label: "Webhooks", icon: "webhooks" },
   { path: "/admin", label: "Admin", icon: "admin", admin: true },
 ];
 

@@ -19,20 +19,25 @@ export function keyLabel(row) {
   return row.keyName || row.keyId || "—";
 }
 
+/**
+ * On a phone (app.css, "requests" tables) each row becomes two lines, model and cost over time and
+ * status, so what a request cost and how it ended are never scrolled out of view; the other
+ * columns are in the request's detail.
+ */
 export function RequestsTable({ requests, onSelect, selectedId, compact = false }) {
   return html`<div class="table-wrap">
-    <table class=${"table" + (onSelect ? " clickable" : "")}>
+    <table class=${"table requests" + (onSelect ? " clickable" : "")}>
       <thead>
         <tr>
           <th>Time</th>
           <th>Model</th>
-          ${!compact && html`<th>Size</th>`}
-          <th>Tier</th>
+          ${!compact && html`<th class="col-size">Size</th>`}
+          <th class="col-tier">Tier</th>
           <th>Status</th>
           <th class="num">Cost</th>
-          <th>Key</th>
-          ${!compact && html`<th>User</th>`}
-          ${!compact && html`<th>Request id</th>`}
+          <th class="col-key">Key</th>
+          ${!compact && html`<th class="col-user">User</th>`}
+          ${!compact && html`<th class="col-id">Request id</th>`}
         </tr>
       </thead>
       <tbody>
@@ -45,15 +50,15 @@ export function RequestsTable({ requests, onSelect, selectedId, compact = false 
             onClick=${onSelect && (() => onSelect(row))}
             onKeyDown=${onSelect && ((event) => event.key === "Enter" && onSelect(row))}
           >
-            <td class="nowrap" title=${row.createdAt}>${dateTime(row.createdAt)}</td>
-            <td><code>${row.model}</code></td>
-            ${!compact && html`<td class="nowrap">${row.size}${row.imagesRequested > 1 ? ` ×${row.imagesRequested}` : ""}</td>`}
-            <td>${row.tier}</td>
-            <td><${StatusBadge} status=${row.status} /></td>
-            <td class="num">${row.status === "pending" ? "…" : usd(row.amountUsd)}</td>
-            <td class="ellipsis">${keyLabel(row)}</td>
-            ${!compact && html`<td class="ellipsis" title=${row.user ?? ""}>${row.user ?? "—"}</td>`}
-            ${!compact && html`<td><code class="muted small">${row.requestId}</code></td>`}
+            <td class="nowrap col-time" title=${row.createdAt}>${dateTime(row.createdAt)}</td>
+            <td class="col-model"><code>${row.model}</code></td>
+            ${!compact && html`<td class="nowrap col-size">${row.size}${row.imagesRequested > 1 ? ` ×${row.imagesRequested}` : ""}</td>`}
+            <td class="col-tier">${row.tier}</td>
+            <td class="col-status"><${StatusBadge} status=${row.status} /></td>
+            <td class="num col-cost">${row.status === "pending" ? "…" : usd(row.amountUsd)}</td>
+            <td class="ellipsis col-key">${keyLabel(row)}</td>
+            ${!compact && html`<td class="ellipsis col-user" title=${row.user ?? ""}>${row.user ?? "—"}</td>`}
+            ${!compact && html`<td class="col-id"><code class="muted small">${row.requestId}</code></td>`}
           </tr>`,
         )}
       </tbody>

@@ -50,15 +50,16 @@ async function refreshCsrfToken() {
 }
 
 /**
- * The answer's JSON, typed `any`: the caller names its type from lib/answers.js.
+ * The server's answer to a call, once it is known not to be an error (an error is thrown as ApiError).
  * @param {string} method
  * @param {string} path
- * @param {unknown} [body]
- * @returns {Promise<any>}
+ * @param {unknown} body
+ * @param {string} accept
+ * @returns {Promise<Response>}
  */
-export async function api(method, path, body, { retried = false } = {}) {
+async function send(method, path, body, accept, { retried = false } = {}) {
   /** @type {Record<string, string>} */
-  const headers = { accept: "application/json" };
+  const headers = { accept };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (!SAFE_METHODS.has(method) && csrfToken) headers["x-csrf-token"] = csrfToken;
   let response;
@@ -74,14 +75,34 @@ export async function api(method, path, body, { retried = false } = {}) {
   }
   if (!response.ok) {
     const error = await errorFrom(response);
-    if (error.code === "csrf_failed" && !retried && (await refreshCsrfToken())) return api(method, path, body, { retried: true });
+    if (error.code === "csrf_failed" && !retried && (await refreshCsrfToken())) return send(method, path, body, accept, { retried: true });
     // Wrong credentials (sign-in, change password) are answered on the form, not by leaving the page.
     if (response.status === 401 && error.code !== "invalid_credentials") onSignedOut();
     throw error;
   }
+  return response;
+}
+
+/**
+ * The answer's JSON, typed `any`: the caller names its type from lib/answers.js.
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ * @returns {Promise<any>}
+ */
+export async function api(method, path, body) {
+  const response = await send(method, path, body, "application/json");
   if (response.status === 204) return null;
   return response.json();
 }
+
+/**
+ * A POST whose answer may be server-sent events: the Response itself, for its headers and body
+ * (lib/events.js reads them). Refusals before the stream began are thrown as ApiError, as by api().
+ * @param {string} path
+ * @param {unknown} body
+ */
+export const postForEvents = (path, body) => send("POST", path, body, "text/event-stream, application/json");
 
 /** @param {string} path */
 export const get = (path) => api("GET", path);

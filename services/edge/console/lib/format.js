@@ -8,6 +8,15 @@ export function usd(text) {
   return (value < 0 ? "−$" : "$") + Math.abs(value).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 6 });
 }
 
+/** A credit as "+$5.00", a debit as "−$0.04" (the minus sign, as usd() writes it); zero unsigned. */
+export function signedUsd(text, sign) {
+  const shown = usd(text);
+  const value = Number(text);
+  if (!Number.isFinite(value) || value === 0) return shown;
+  if (value < 0) return shown;
+  return (sign < 0 ? "−" : "+") + shown;
+}
+
 /** Integer micro-USD (number or bigint) as the API's decimal string, exactly: 40000 -> "0.040000". */
 export function microsText(micros) {
   const value = BigInt(micros);

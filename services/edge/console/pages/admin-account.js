@@ -3,13 +3,52 @@
 import { useState } from "../vendor/hooks.mjs";
 import { html } from "../lib/html.js";
 import { get, post } from "../lib/api.js";
-import { dateTime, relative, shortDate, usd } from "../lib/format.js";
+import { dateTime, relative, shortDate, signedUsd, usd } from "../lib/format.js";
 import { Badge, Card, ConfirmDialog, DetailList, Empty, ErrorAlert, Loading, useLoad } from "../components/ui.js";
 import { AdjustDialog, LimitsDialog, TopUpDialog, limitsText } from "../components/account-actions.js";
 import { RequestsTable } from "../components/requests-table.js";
 import { RequestDetail } from "../components/request-detail.js";
+import { WebhookDeliveries } from "../components/webhook-deliveries.js";
 
-const KINDS = { top_up: "top-up", reserve: "hold", capture: "charge", release: "release", adjustment: "adjustment" };
+/** The account's webhook endpoints and latest deliveries with their attempts (read only: the account holder redelivers). */
+function WebhooksCard({ accountId }) {
+  /** @type {import("../lib/answers.js").Loaded<any>} */
+  const hooks = useLoad(() => get(`/admin/accounts/${encodeURIComponent(accountId)}/webhooks`), [accountId]);
+  return html`<${Card} title="Webhooks" subtitle="Endpoints and the latest 50 deliveries">
+    <${ErrorAlert} error=${hooks.error} />
+    ${!hooks.data && !hooks.error && html`<${Loading} />`}
+    ${hooks.data &&
+    html`${hooks.data.endpoints.length === 0
+        ? html`<${Empty} title="No endpoints" />`
+        : html`<ul class="small" data-testid="account-webhook-endpoints">
+            ${hooks.data.endpoints.map((endpoint) => html`<li><code>${endpoint.url}</code> · ${endpoint.events.join(", ")} · added ${shortDate(endpoint.createdAt)}</li>`)}
+          </ul>`}
+      <${WebhookDeliveries} deliveries=${hooks.data.deliveries} />`}
+  <//>`;
+}
+
+/**
+ * Each kind's name and the sign of its amount from the account's side (the ledger keeps amounts
+ * unsigned, an adjustment excepted): top-ups and releases are credits, holds and charges debits.
+ * A hold and its release move money between available and held; the balance moves with top-ups,
+ * charges and adjustments only (docs/console.md, "Operator pages").
+ */
+const KINDS = {
+  top_up: { label: "top-up", sign: 1 },
+  reserve: { label: "hold", sign: -1 },
+  capture: { label: "charge", sign: -1 },
+  release: { label: "release", sign: 1 },
+  adjustment: { label: "adjustment", sign: 1 },
+};
+
+/** An entry's amount, signed; holds and releases (available, not balance) are shown muted. */
+function EntryAmount({ entry }) {
+  const kind = KINDS[entry.kind] ?? { label: entry.kind, sign: 1 };
+  const text = signedUsd(entry.amountUsd, kind.sign);
+  const onHold = entry.kind === "reserve" || entry.kind === "release";
+  const direction = text.startsWith("−") ? "debit" : "credit";
+  return html`<td class=${`num nowrap amount-${direction}${onHold ? " muted" : ""}`} data-testid="entry-amount">${text}</td>`;
+}
 
 function keyState(key) {
   if (key.revokedAt) return html`<${Badge} kind="danger">revoked<//>`;
@@ -21,18 +60,18 @@ function KeysCard({ keys }) {
   return html`<${Card} title="Keys" subtitle=${`${keys.length} key${keys.length === 1 ? "" : "s"}, revoked ones included`}>
     ${keys.length === 0
       ? html`<${Empty} title="No keys yet" />`
-      : html`<div class="table-wrap"><table class="table" data-testid="account-keys">
+      : html`<div class="table-wrap"><table class="table stacked" data-testid="account-keys">
           <thead><tr><th>Name</th><th>Key</th><th>Status</th><th>Created</th><th>Last used</th><th class="num">Spent</th><th class="num">Limit</th></tr></thead>
           <tbody>
             ${keys.map(
               (key) => html`<tr>
                 <td class="strong">${key.name}</td>
-                <td><code class="small">${key.prefix}…</code></td>
-                <td>${keyState(key)}</td>
-                <td class="nowrap">${shortDate(key.createdAt)}</td>
-                <td class="nowrap">${relative(key.lastUsedAt)}</td>
-                <td class="num">${usd(key.spentUsd)}</td>
-                <td class="num">${key.limitUsd === null ? "none" : usd(key.limitUsd)}</td>
+                <td data-label="Key"><code class="small">${key.prefix}…</code></td>
+                <td data-label="Status">${keyState(key)}</td>
+                <td class="nowrap" data-label="Created">${shortDate(key.createdAt)}</td>
+                <td class="nowrap" data-label="Last used">${relative(key.lastUsedAt)}</td>
+                <td class="num" data-label="Spent">${usd(key.spentUsd)}</td>
+                <td class="num" data-label="Limit">${key.limitUsd === null ? "none" : usd(key.limitUsd)}</td>
               </tr>`,
             )}
           </tbody>
@@ -43,7 +82,10 @@ function KeysCard({ keys }) {
 function StatementCard({ accountId, version }) {
   /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").StatementAnswer>} */
   const { data, error } = useLoad(() => get(`/admin/accounts/${encodeURIComponent(accountId)}/statement?days=30`), [accountId, version]);
-  return html`<${Card} title="Ledger statement" subtitle=${data ? `Last ${data.days} days · opening ${usd(data.openingBalanceUsd)} · closing ${usd(data.closingBalanceUsd)}` : " "}>
+  const subtitle = data
+    ? `Last ${data.days} days · opening ${usd(data.openingBalanceUsd)} · closing ${usd(data.closingBalanceUsd)} · credits +, debits −; holds and releases (grey) move money between available and held`
+    : " ";
+  return html`<${Card} title="Ledger statement" subtitle=${subtitle}>
     <${ErrorAlert} error=${error} />
     ${!data && !error && html`<${Loading} />`}
     ${data && data.entries.length === 0 && html`<${Empty} title="No ledger entries in this period" />`}
@@ -55,10 +97,10 @@ function StatementCard({ accountId, version }) {
         ${data.entries.map(
           (entry) => html`<tr>
             <td class="nowrap">${dateTime(entry.createdAt)}</td>
-            <td>${KINDS[entry.kind] ?? entry.kind}</td>
-            <td class="num">${usd(entry.amountUsd)}</td>
-            <td class="num">${usd(entry.balanceAfterUsd)}</td>
-            <td class="num">${usd(entry.heldAfterUsd)}</td>
+            <td>${KINDS[entry.kind]?.label ?? entry.kind}</td>
+            <${EntryAmount} entry=${entry} />
+            <td class="num nowrap">${usd(entry.balanceAfterUsd)}</td>
+            <td class="num nowrap">${usd(entry.heldAfterUsd)}</td>
             <td class="ellipsis">${entry.reason || html`<code class="small muted">${entry.requestId}</code>`}</td>
           </tr>`,
         )}
@@ -125,6 +167,7 @@ export function AccountSection({ accountId, self }) {
     <${KeysCard} keys=${keys} />
     <${StatementCard} accountId=${account.id} version=${version} />
     <${UsageCard} accountId=${account.id} />
+    <${WebhooksCard} accountId=${account.id} />
     ${dialog === "topup" && html`<${TopUpDialog} account=${withBalance} onDone=${changed} onClose=${() => setDialog(null)} />`}
     ${dialog === "adjust" && html`<${AdjustDialog} account=${account} balanceUsd=${balance.balanceUsd} onDone=${changed} onClose=${() => setDialog(null)} />`}
     ${dialog === "limits" && html`<${LimitsDialog} account=${account} onDone=${changed} onClose=${() => setDialog(null)} />`}

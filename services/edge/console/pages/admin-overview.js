@@ -19,15 +19,15 @@ function Stat({ label, value, hint }) {
 
 function RankTable({ rows, label, link }) {
   if (rows.length === 0) return html`<${Empty} title="Nothing in this window" />`;
-  return html`<div class="table-wrap"><table class="table">
+  return html`<div class="table-wrap"><table class="table stacked">
     <thead><tr><th>${label}</th><th class="num">Requests</th><th class="num">Not charged</th><th class="num">Spend</th></tr></thead>
     <tbody>
       ${rows.map(
         (row) => html`<tr>
           <td class="ellipsis">${link ? html`<a href=${link(row)}>${row.email || row.id}</a>` : html`<code>${row.id}</code>`}</td>
-          <td class="num">${row.requests}</td>
-          <td class="num">${row.notCharged}</td>
-          <td class="num">${usd(row.spendUsd)}</td>
+          <td class="num" data-label="Requests">${row.requests}</td>
+          <td class="num" data-label="Not charged">${row.notCharged}</td>
+          <td class="num" data-label="Spend">${usd(row.spendUsd)}</td>
         </tr>`,
       )}
     </tbody>

@@ -185,18 +185,18 @@ function PricesSection() {
     <${Card} title="Recorded changes">
       ${prices.data.changes.length === 0
         ? html`<${Empty} title="No price changes yet" />`
-        : html`<div class="table-wrap"><table class="table">
+        : html`<div class="table-wrap"><table class="table stacked">
             <thead><tr><th>When</th><th>Model</th><th>Tier</th><th class="num">Old</th><th class="num">New</th><th>By</th><th>Note</th></tr></thead>
             <tbody>
               ${prices.data.changes.map(
                 (change) => html`<tr>
                   <td class="nowrap">${dateTime(change.changedAt)}</td>
-                  <td><code>${change.model}</code></td>
-                  <td>${change.tier}</td>
-                  <td class="num">${change.oldUsd === null ? "—" : usd(change.oldUsd)}</td>
-                  <td class="num">${usd(change.newUsd)}</td>
-                  <td>${change.actor}</td>
-                  <td>${change.note || html`<span class="muted">—</span>`}</td>
+                  <td data-label="Model"><code>${change.model}</code></td>
+                  <td data-label="Tier">${change.tier}</td>
+                  <td class="num" data-label="Old">${change.oldUsd === null ? "—" : usd(change.oldUsd)}</td>
+                  <td class="num" data-label="New">${usd(change.newUsd)}</td>
+                  <td data-label="By">${change.actor}</td>
+                  <td data-label="Note">${change.note || html`<span class="muted">—</span>`}</td>
                 </tr>`,
               )}
             </tbody>

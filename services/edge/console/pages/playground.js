@@ -1,10 +1,12 @@
 // Playground: try a model from the browser, billed to the account like any request (key "console").
 import { useEffect, useRef, useState } from "../vendor/hooks.mjs";
 import { html } from "../lib/html.js";
-import { get, post } from "../lib/api.js";
+import { get } from "../lib/api.js";
+import { imageSource } from "../lib/events.js";
 import { microsText, textMicros, tierOf, usd } from "../lib/format.js";
 import { Alert, Card, Empty, Field, Loading, PageHeader, Spinner, useLoad } from "../components/ui.js";
 import { StatusBadge } from "../components/requests-table.js";
+import { LiveProgress, useLiveJob } from "../components/live-job.js";
 
 const PRESETS = [
   { value: "1024x1024", label: "1024 × 1024 · square" },
@@ -19,18 +21,6 @@ const PRESETS = [
 const QUALITIES = ["low", "medium", "high", "xhigh", "max", "auto"];
 const OUTPUT_FORMATS = ["png", "jpeg", "webp"];
 const CUSTOM = "custom";
-
-function useElapsed(running) {
-  const [seconds, setSeconds] = useState(0);
-  useEffect(() => {
-    if (!running) return;
-    const started = Date.now();
-    setSeconds(0);
-    const timer = setInterval(() => setSeconds(Math.floor((Date.now() - started) / 1000)), 1000);
-    return () => clearInterval(timer);
-  }, [running]);
-  return seconds;
-}
 
 /** The request's cost record, asked again while billing has not settled it yet. */
 function useSettledCost(requestId, initial) {
@@ -55,7 +45,7 @@ function Result({ result }) {
     </div>
     <div class="image-grid">
       ${result.data.map((image, index) => {
-        const src = image.url ?? `data:image/png;base64,${image.b64_json}`;
+        const src = image.url ?? imageSource(image);
         return html`<figure class="image-tile">
           <a href=${src} target="_blank" rel="noopener"><img src=${src} alt=${`Generated image ${index + 1}`} /></a>
           <figcaption class="muted small">Image ${index + 1}${image.url ? html` · <a href=${image.url} target="_blank" rel="noopener">open</a> (temporary link)` : ""}</figcaption>
@@ -80,10 +70,9 @@ export function Playground() {
   /** @type {import("../lib/answers.js").Loaded<import("../lib/answers.js").ModelsAnswer>} */
   const models = useLoad(() => get("/models"));
   const [form, setForm] = useState({ prompt: "", model: "", preset: "1024x1024", width: "1280", height: "720", quality: "", format: "png", n: 1 });
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(/** @type {any} */ (null)); // what was thrown: an ApiError, or any Error
-  const [result, setResult] = useState(/** @type {import("../lib/answers.js").PlaygroundAnswer | null} */ (null));
-  const elapsed = useElapsed(busy);
+  // The job: streamed, with its progress and previews while it runs (components/live-job.js).
+  const { job, seconds: elapsed, start } = useLiveJob();
+  const { running: busy, error, result } = job;
 
   const list = models.data?.models ?? [];
   const model = list.find((entry) => entry.id === form.model) ?? list[0];
@@ -100,20 +89,12 @@ export function Playground() {
     setForm({ ...form, model: event.target.value, preset: keeps ? form.preset : "1024x1024" });
   };
 
-  const submit = async (event) => {
+  const submit = (event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    setResult(null);
     const body = { model: model.id, prompt: form.prompt, size, n: Number(form.n) };
     if (isAlpha && form.quality) body.quality = form.quality;
     if (form.format !== "png") body.output_format = form.format;
-    try {
-      setResult(await post("/playground", body));
-    } catch (failure) {
-      setError(failure);
-    }
-    setBusy(false);
+    start(body);
   };
 
   if (models.error) return html`<${PageHeader} title="Playground" /><${Alert}>${models.error.message}<//>`;
@@ -127,9 +108,9 @@ export function Playground() {
             <textarea name="prompt" rows="4" required placeholder="A lighthouse on a cliff at dawn, watercolor" value=${form.prompt} onInput=${set("prompt")}></textarea>
           <//>
           <div class="form-grid">
-            <${Field} label="Model">
+            <${Field} label="Model" class="field-wide" hint=${model?.sandbox ? "Sandbox: draws test images on this server, charged like any model" : null}>
               <select name="model" value=${model?.id} onChange=${chooseModel}>
-                ${list.map((entry) => html`<option value=${entry.id}>${entry.id}${entry.sandbox ? " (sandbox)" : ""}</option>`)}
+                ${list.map((entry) => html`<option value=${entry.id}>${entry.id}${entry.sandbox ? " · sandbox" : ""}</option>`)}
               </select>
             <//>
             <${Field} label="Size">
@@ -182,12 +163,12 @@ export function Playground() {
       <div class="playground-output">
         ${error &&
         html`<${Alert}>
-          <strong>The request failed${error.status ? ` (${error.status} ${error.code})` : ""}.</strong> ${error.message}
+          <strong>The request failed${error.status ? ` (${error.status} ${error.code})` : error.code ? ` (${error.code})` : ""}.</strong> ${error.message}
           <div class="small muted">Failed and refused requests are not charged.</div>
         <//>`}
         ${result && html`<${Result} result=${result} />`}
         ${!result && !error && html`<${Card}>
-          ${busy ? html`<${Loading}>Generating… most images take seconds; a job may run up to 10 minutes<//>` : html`<${Empty} title="Your images appear here">Write a prompt and press Generate.<//>`}
+          ${busy ? html`<${LiveProgress} job=${job} seconds=${elapsed} />` : html`<${Empty} title="Your images appear here">Write a prompt and press Generate.<//>`}
         <//>`}
       </div>
     </div>`;

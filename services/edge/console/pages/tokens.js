@@ -110,8 +110,9 @@ function SpentCell({ entry }) {
 }
 
 function KeysTable({ keys, onRevoke }) {
+  // On a phone each key is a block of labelled lines (app.css, "stacked"), its Revoke button in view.
   return html`<div class="table-wrap">
-    <table class="table">
+    <table class="table stacked">
       <thead>
         <tr><th>Name</th><th>Key</th><th>Created</th><th>Last used</th><th>Expires</th><th>Spent</th><th>Models</th><th>Status</th><th></th></tr>
       </thead>
@@ -120,13 +121,13 @@ function KeysTable({ keys, onRevoke }) {
           const status = keyStatus(entry);
           return html`<tr key=${entry.id} data-key-id=${entry.id} data-key-name=${entry.name} class=${status === "active" ? "" : "inactive"}>
             <td class="strong">${entry.name}</td>
-            <td class="nowrap"><code>${entry.prefix}…</code></td>
-            <td class="nowrap" title=${entry.createdAt}>${shortDate(entry.createdAt)}</td>
-            <td class="nowrap" title=${entry.lastUsedAt ?? ""}>${relative(entry.lastUsedAt)}</td>
-            <td class="nowrap" title=${entry.expiresAt ?? ""}>${entry.expiresAt ? shortDate(entry.expiresAt) : "never"}</td>
-            <td><${SpentCell} entry=${entry} /></td>
-            <td class="small">${entry.models?.length ? entry.models.join(", ") : html`<span class="muted">all</span>`}</td>
-            <td><${Badge} kind=${STATUS_KIND[status]}>${status}<//></td>
+            <td class="nowrap" data-label="Key"><code>${entry.prefix}…</code></td>
+            <td class="nowrap" data-label="Created" title=${entry.createdAt}>${shortDate(entry.createdAt)}</td>
+            <td class="nowrap" data-label="Last used" title=${entry.lastUsedAt ?? ""}>${relative(entry.lastUsedAt)}</td>
+            <td class="nowrap" data-label="Expires" title=${entry.expiresAt ?? ""}>${entry.expiresAt ? shortDate(entry.expiresAt) : "never"}</td>
+            <td data-label="Spent"><${SpentCell} entry=${entry} /></td>
+            <td class="small" data-label="Models">${entry.models?.length ? entry.models.join(", ") : html`<span class="muted">all</span>`}</td>
+            <td data-label="Status"><${Badge} kind=${STATUS_KIND[status]}>${status}<//></td>
             <td class="actions">
               ${status === "active" && html`<button type="button" class="button small danger-outline" onClick=${() => onRevoke(entry)}>Revoke</button>`}
             </td>

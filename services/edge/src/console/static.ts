@@ -1,5 +1,5 @@
-// The console's single-page app: its own files from services/edge/console, the preact and htm ES
-// modules from node_modules (no build step), and index.html for every other /console path so a deep
+// The console's single-page app: its own files from services/edge/console, the preact, htm and
+// eventsource-parser ES modules from node_modules (no build step), and index.html for every other /console path so a deep
 // link such as /console/usage loads the app. /console/api/* belongs to the JSON API, never to this.
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
@@ -87,6 +87,8 @@ function loadVendorFiles(): Map<string, Asset> {
     "vendor/preact.mjs": esmBeside("preact", "preact.mjs"),
     "vendor/hooks.mjs": esmBeside("preact/hooks", "hooks.mjs"),
     "vendor/htm.mjs": esmBeside("htm", "htm.mjs"),
+    // The playground's event stream reader (console/lib/events.js); the package's ES build imports nothing.
+    "vendor/eventsource-parser.mjs": esmBeside("eventsource-parser", "index.js"),
   };
   const assets = new Map<string, Asset>();
   for (const [path, file] of Object.entries(files)) assets.set(path, asset(vendorModule(file), TYPES.get(".mjs")!, LONG_CACHE));

@@ -1,6 +1,7 @@
 import { ErrorCode } from "@orvado/proto";
 import { codeText, httpStatusFor } from "@orvado/core";
 import { editRequestJsonSchema, generationRequestJsonSchema } from "@orvado/core/image-request";
+import { WEBHOOK_SCHEMAS, WEBHOOKS } from "./webhooks.ts";
 
 // The OpenAPI 3.1 document of the public HTTP API, in this one file: served at
 // /openapi.json, browsable at /docs, and every response of the end-to-end suites is
@@ -397,11 +398,13 @@ export const OPENAPI_DOCUMENT: OpenApiDocument = {
     { name: "models", description: "The model catalog" },
     { name: "cost", description: "What a request cost" },
     { name: "operations", description: "Liveness, metrics, this document" },
+    { name: "webhooks", description: "What Orvado POSTs to an account's webhook endpoints" },
   ],
   components: {
     securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key `td-…` from the console's Tokens page" } },
     headers: { RequestId: { description: "This request's id, for the cost lookup or support", required: true, schema: ref("RequestId") } },
-    schemas,
+    schemas: { ...schemas, ...WEBHOOK_SCHEMAS },
   },
   paths,
+  webhooks: WEBHOOKS,
 };

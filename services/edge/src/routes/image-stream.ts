@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { ErrorCode, ResponseFormat, type CreateImageResponse, type GeneratedImage, type ImageJobEvent, type JobProgress } from "@orvado/proto";
 import { errorBody } from "@orvado/core";
 import { EventStream } from "../event-stream.ts";
-import { jobOutcomeOrUnknown } from "../job-outcome.ts";
+import { jobOutcomeOrUnknown, lostCall } from "../job-outcome.ts";
 import { sendError } from "../reply.ts";
 import type { VerifiedKey } from "@orvado/proto";
 import { answerAs, answerEndedJob, jobLookupPath, jobRequest, type ImageJobDeps, type JobFields } from "./image-job.ts";
@@ -87,13 +87,10 @@ async function relay(request: FastifyRequest, stream: EventStream, events: Event
     if (!stream.closed) await sendFailure(stream, ErrorCode.INTERNAL_ERROR, "The generation service ended the stream without an answer", requestId);
   } catch (error) {
     if (stream.closed) return;
-    request.log.warn({ err: error }, "lost the connection to the streamed job");
-    await sendFailure(
-      stream,
-      ErrorCode.JOB_OUTCOME_UNKNOWN,
-      `The connection to the job was lost while it ran; it may still finish and be charged. Do not retry blindly: GET ${jobLookupPath(requestId)} tells its outcome`,
-      requestId,
-    );
+    // Judged as a plain answer's broken call is (job-outcome.ts), then told as an error event.
+    const lost = lostCall(error, `GET ${jobLookupPath(requestId)}`);
+    request.log[lost.level]({ err: error }, lost.log);
+    await sendFailure(stream, lost.code, lost.message, requestId);
   } finally {
     stream.end();
     // The call is let go of whatever its state: done is its last message, but over HTTP/2 an

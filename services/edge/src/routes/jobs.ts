@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { CostStatus, ErrorCode, type BillingService, type GenerationService } from "@orvado/proto";
 import { Code, ConnectError, type Client } from "@orvado/rpc";
 import { errorBody, httpStatusFor, isRequestId } from "@orvado/core";
@@ -9,24 +9,44 @@ import { publicBase } from "../host-header.ts";
 /** Seconds a client is told to wait before asking about a running job again. */
 const POLL_AFTER_SECONDS = 5;
 
+export interface JobLookupDeps {
+  generation: Client<typeof GenerationService>;
+  billing: Client<typeof BillingService>;
+  publicUrl?: string;
+}
+
+/** Whose requests the caller may look up: an account id, or null once a refusal has been answered. */
+export type LookupAccount = (request: FastifyRequest, reply: FastifyReply) => Promise<string | null>;
+
 /**
  * GET /v1/images/generations/<request id> (docs/api.md): a client that left
  * before its job finished fetches the result here instead of paying for a retry.
  * Only the caller's own account's requests are visible; any other id is 404.
  */
-export function jobRoutes(app: FastifyInstance, deps: { keys: KeyChecker; generation: Client<typeof GenerationService>; billing: Client<typeof BillingService>; publicUrl?: string }) {
-  app.get<{ Params: { id: string } }>("/v1/images/generations/:id", async (request, reply) => {
+export function jobRoutes(app: FastifyInstance, deps: JobLookupDeps & { keys: KeyChecker }) {
+  const keyAccount: LookupAccount = async (request, reply) => {
     const key = await deps.keys.check(request.headers.authorization);
-    if (!key.ok) return sendRefusal(request, reply, key.refusal);
+    if (key.ok) return key.key.accountId;
+    await sendRefusal(request, reply, key.refusal);
+    return null;
+  };
+  app.get<{ Params: { id: string } }>("/v1/images/generations/:id", jobLookup(deps, keyAccount));
+}
+
+/** The lookup's handler, for the key's account on /v1 and the session's on the console's playground. */
+export function jobLookup(deps: JobLookupDeps, accountOf: LookupAccount) {
+  return async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+    const accountId = await accountOf(request, reply);
+    if (accountId === null) return reply;
     const lookedUp = request.params.id;
     const notFound = () => sendError(request, reply, ErrorCode.NOT_FOUND, `No request ${JSON.stringify(lookedUp.slice(0, 64))}`);
     if (!isRequestId(lookedUp)) return notFound();
     let state;
     try {
-      ({ state } = await deps.generation.getJob({ requestId: lookedUp, accountId: key.key.accountId }));
+      ({ state } = await deps.generation.getJob({ requestId: lookedUp, accountId }));
     } catch (error) {
       if (!(error instanceof ConnectError && error.code === Code.NotFound)) throw error;
-      const held = await rowlessRequest(deps.billing, lookedUp, key.key.accountId);
+      const held = await rowlessRequest(deps.billing, lookedUp, accountId);
       if (held?.state === "running") return running(reply, lookedUp, held.createdUnix);
       if (held?.state === "not_run") return sendFailure(reply, { code: ErrorCode.ASYNC_IMAGE_FAILED, message: NOT_RUN_MESSAGE, shouldRetry: true }, lookedUp);
       return notFound();
@@ -47,7 +67,7 @@ export function jobRoutes(app: FastifyInstance, deps: { keys: KeyChecker; genera
     const failure = state.value;
     if (!failure) return sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");
     return sendFailure(reply, failure, lookedUp);
-  });
+  };
 }
 
 /** The looked-up request's failure; its message names that request's id. */

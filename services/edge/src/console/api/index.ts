@@ -16,6 +16,7 @@ import { playgroundRoutes } from "./routes/playground.ts";
 import { modelRoutes } from "./routes/models.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { adminOperatorRoutes } from "./routes/admin-operator.ts";
+import { adminWebhookRoutes, webhookRoutes } from "./routes/webhooks.ts";
 
 export type { ConsoleApiDeps } from "./deps.ts";
 
@@ -45,10 +46,12 @@ export function consoleApiRoutes(app: FastifyInstance, deps: ConsoleApiDeps) {
         usageRoutes(signedIn, deps);
         playgroundRoutes(signedIn, deps);
         modelRoutes(signedIn, deps);
+        webhookRoutes(signedIn, deps);
         await signedIn.register(async (admin) => {
           admin.addHook("onRequest", requireAdmin);
           adminRoutes(admin, deps);
           adminOperatorRoutes(admin, deps);
+          adminWebhookRoutes(admin, deps);
         });
       });
     },
