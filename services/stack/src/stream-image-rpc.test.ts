@@ -6,8 +6,8 @@ import { startE2eStack, type E2eStack } from "./e2e-stack.ts";
 
 // GenerationService.StreamImage called as the edge calls it, over both of libs/rpc's
 // transports: "http2" (Connect over HTTP/2, the server's network stack) and "colocated"
-// (in-process through Connect's router transport while generation runs in this process,
-// as ReadImage is carried; in the kafka project generation is another process, so both
+// (in-process, messages handed over as copies by libs/rpc direct-stream.ts as ReadImage's
+// are, while generation runs in this process; in the kafka project generation is another process, so both
 // go over HTTP/2). Real PostgreSQL and billing behind it; the sandbox makes the previews.
 
 let stack: E2eStack;
