@@ -52,7 +52,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const png = (shade: number) => ({ bytes: new Uint8Array([137, 80, 78, 71, shade]), mediaType: "image/png" as const });
 
 describe("JobProgressWriter", () => {
-  it("writes the newest progress at most once an interval, not in the first one, and the lookup shows it with a preview link", async () => {
+  it("writes the newest progress at most once an interval, not in the first one, and the lookup shows it with a link to the newest preview", async () => {
     const writer = new JobProgressWriter({ db, store, urlTtlSeconds: 3600, logger });
     const requestId = await runningJob();
     const followed = writer.follow(requestId);
@@ -69,6 +69,14 @@ describe("JobProgressWriter", () => {
     followed.report({ fraction: 0.9 });
     await sleep(PROGRESS_WRITE_INTERVAL_MS + 300);
     expect(await row(requestId)).toEqual({ progress: expect.closeTo(0.9, 5), preview_image_id: written.preview_image_id });
+    // A newer preview replaces it: the older one's file and link are gone.
+    followed.report({ preview: png(99) });
+    await sleep(PROGRESS_WRITE_INTERVAL_MS + 300);
+    const replaced = await row(requestId);
+    expect(replaced.preview_image_id).not.toBe(written.preview_image_id);
+    expect(await findImage(db, written.preview_image_id!)).toBeNull();
+    expect(await store.open(written.preview_image_id!)).toBeNull();
+    expect(await findImage(db, replaced.preview_image_id!)).toMatchObject({ content_type: "image/png" });
     followed.end();
   });
 

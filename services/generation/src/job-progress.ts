@@ -2,6 +2,7 @@ import { SharedCalls, type Logger } from "@orvado/core";
 import { prepareStatement, type Db } from "@orvado/db";
 import type { UpstreamProgress } from "./providers/types.ts";
 import type { ImageStore } from "./storage/store.ts";
+import { markImageDeleted } from "./job-store.ts";
 
 // A running job's progress in its row (generation.jobs progress, preview_image_id), so
 // the job lookup shows it whichever replica answers (docs/api.md#job-lookup). Written at
@@ -9,7 +10,8 @@ import type { ImageStore } from "./storage/store.ts";
 // upstreams report many steps a second, and thousands of jobs run at once, while a
 // client polling the lookup every few seconds sees only the newest value anyway. A job
 // that ends within the interval writes nothing no lookup could have seen. Only the
-// preview current at a write is stored (in the image store, with the job's link TTL).
+// preview current at a write is stored (in the image store, with the job's link TTL),
+// and the one it replaces is deleted: a long job keeps one preview, not one a second.
 
 /** At most one progress write per job per interval (see above). */
 export const PROGRESS_WRITE_INTERVAL_MS = 1000;
@@ -78,6 +80,7 @@ export class JobProgressWriter {
     let ended = false;
     let writing = false;
     let timer: NodeJS.Timeout | undefined;
+    let newestPreview: string | undefined;
     const flush = async () => {
       timer = undefined;
       if (ended || !changed || writing) return;
@@ -86,7 +89,12 @@ export class JobProgressWriter {
       preview = undefined;
       writing = true;
       try {
-        await this.#write(requestId, taken.fraction, taken.preview);
+        const stored = await this.#write(requestId, taken.fraction, taken.preview);
+        if (stored) {
+          // Only the newest preview is ever linked: the one it replaces is deleted now, not kept for the link TTL.
+          if (newestPreview) await this.#deletePreview(newestPreview);
+          newestPreview = stored;
+        }
       } catch (error) {
         this.deps.logger.warn({ err: error, requestId }, "could not record the job's progress");
       } finally {
@@ -114,7 +122,8 @@ export class JobProgressWriter {
     };
   }
 
-  async #write(requestId: string, fraction: number | undefined, preview: UpstreamProgress["preview"]): Promise<void> {
+  /** Resolves with the stored preview's image id, if there was one. */
+  async #write(requestId: string, fraction: number | undefined, preview: UpstreamProgress["preview"]): Promise<string | undefined> {
     let stored: ProgressWrite["preview"] = null;
     if (preview) {
       const expiresAt = new Date(Date.now() + this.deps.urlTtlSeconds * 1000);
@@ -123,5 +132,12 @@ export class JobProgressWriter {
       stored = { imageId, contentType: preview.mediaType, bytes: bytes.length, expiresAt };
     }
     await this.#writes.call({ requestId, fraction: fraction ?? null, preview: stored });
+    return stored?.imageId;
+  }
+
+  async #deletePreview(imageId: string): Promise<void> {
+    // The file first, as the sweeper does: a crash between the two leaves a row to sweep again, never an orphan file.
+    await this.deps.store.delete(imageId);
+    await markImageDeleted(this.deps.db, imageId);
   }
 }
