@@ -25,6 +25,7 @@ export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunn
         return {
           models: [...deps.catalog.values()].map((model) => ({
             id: model.id,
+            aliases: model.aliases,
             family: model.family,
             tiers: model.tiers,
             edits: model.edits,
