@@ -66,7 +66,7 @@ describe("model aliases over HTTP (openai SDK), RPC and the CLI", () => {
     // The job's row and the public cost lookup know the model by its own id too.
     const { rows } = await stack.db.query<{ model: string }>("SELECT model FROM generation.jobs WHERE request_id = $1", [requestId]);
     expect(rows).toEqual([{ model: "alpha-2.5-flare" }]);
-    const lookup = await (await fetch(`${stack.edgeUrl}/api/cost/request/${requestId}`)).json();
+    const lookup = (await (await fetch(`${stack.edgeUrl}/api/cost/request/${requestId}`)).json()) as { model: string };
     expect(lookup.model).toBe("alpha-2.5-flare");
   });
 

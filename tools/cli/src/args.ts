@@ -26,7 +26,7 @@ export type Command =
   | { name: "keys revoke"; accountId: string; keyId: string }
   | { name: "cost"; requestId: string }
   | { name: "prices list" }
-  | { name: "prices set"; model: string; tier: TierName; priceMicros: bigint; free: boolean; note: string }
+  | { name: "prices set"; model: string; tier: TierName; priceMicros: bigint; free: boolean; create: boolean; note: string }
   | { name: "prices history"; model: string | null }
   | { name: "ledger replay" }
   | { name: "ledger statement"; accountId: string; from: Date | null; to: Date | null; csv: boolean };
@@ -68,7 +68,7 @@ const SUBCOMMANDS: Record<Group, Record<string, Spec>> = {
   cost: { "": { options: {}, positionals: ["request_id"] } },
   prices: {
     list: { options: {}, positionals: [] },
-    set: { options: { model: "string", tier: "string", usd: "string", free: "boolean", note: "string" }, positionals: [] },
+    set: { options: { model: "string", tier: "string", usd: "string", free: "boolean", create: "boolean", note: "string" }, positionals: [] },
     history: { options: { model: "string" }, positionals: [] },
   },
   ledger: {
@@ -264,7 +264,8 @@ function build(group: Group, action: string, values: Values): Command {
       // Billing refuses these too; saying it here names the flag.
       if (priceMicros === 0n && !free) throw new ArgError("--usd 0 makes the model free: add --free to confirm");
       if (priceMicros !== 0n && free) throw new ArgError("--free is only for --usd 0");
-      return { name: "prices set", model: required("model").trim(), tier: tier(required("tier")), priceMicros, free, note: text("note") ?? "" };
+      const create = values.options.get("create") === true;
+      return { name: "prices set", model: required("model").trim(), tier: tier(required("tier")), priceMicros, free, create, note: text("note") ?? "" };
     }
     case "prices history":
       return { name: "prices history", model: text("model")?.trim() ?? null };

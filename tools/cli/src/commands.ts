@@ -256,7 +256,7 @@ export async function setPrice(ctx: CommandContext, cmd: Extract<Command, { name
   const what = `setting the ${cmd.tier} price of ${cmd.model}`;
   const response = await call("billing", what, () =>
     ctx.clients.billing.setPrice(
-      { model: cmd.model, tier: tierFromName(cmd.tier)!, priceMicros: cmd.priceMicros, free: cmd.free, actor: ctx.operator, note: cmd.note },
+      { model: cmd.model, tier: tierFromName(cmd.tier)!, priceMicros: cmd.priceMicros, free: cmd.free, create: cmd.create, actor: ctx.operator, note: cmd.note },
       CALL,
     ),
   );

@@ -48,11 +48,13 @@ const COST = `Cost:
 const PRICES = `Prices:
   orvado prices list
       List the price of one image for each model and size tier.
-  orvado prices set --model M --tier 1K|2K|4K --usd 0.06 [--free] [--note TEXT]
+  orvado prices set --model M --tier 1K|2K|4K --usd 0.06 [--create] [--free] [--note TEXT]
       Change one price. It applies to requests made after it; held requests keep
       the price they were reserved at. The change is recorded with who and why.
-      Only a model and tier that already have a price can be changed (a new one
-      gets its first price from the prices file). --usd 0 needs --free.
+      Without --create only a model and tier that already have a price can be
+      changed, so a typo creates nothing; --create gives a model (its own id, not
+      an alias) or a tier its first price, as generation asks for at start when
+      the models file offers a tier without one. --usd 0 needs --free.
   orvado prices history [--model M]
       List recorded price changes, newest first.`;
 
