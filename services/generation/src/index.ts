@@ -11,6 +11,7 @@ import type { GenerationConfig } from "./config.ts";
 import { loadCatalog } from "./catalog.ts";
 import { loadCatalogModules } from "./catalog-modules.ts";
 import { checkCatalogPrices } from "./catalog-prices.ts";
+import { boundOpenBreakers } from "./channel-slots.ts";
 import { JobRunner } from "./jobs.ts";
 import { generationRoutes } from "./rpc.ts";
 import { openImageStore } from "./storage/open-store.ts";
@@ -45,6 +46,8 @@ export async function startGeneration(
   const billing = internalClient(BillingService, config.billingUrls, config.internalSecret, { transport: config.rpcTransport });
   // Before anything runs: a tier without a price refuses the start (catalog-prices.ts).
   await checkCatalogPrices(catalog, billing, logger);
+  // A breaker opened before this start stays open no longer than its cool-down from its opening (channel-slots.ts).
+  await boundOpenBreakers(db, config.breakerCooldownMs);
   await loadCatalogModules(catalog);
   const store = await openImageStore(config.storage);
   const metrics = new GenerationMetrics();

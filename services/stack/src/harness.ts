@@ -68,7 +68,7 @@ export async function runOrvado(stack: TestStack, ...argv: string[]): Promise<{ 
   const code = await runCli(argv, {
     stdout: (text) => (stdout += text),
     stderr: (text) => (stderr += text),
-    env: { ORVADO_AUTH_URL: stack.authUrl, ORVADO_BILLING_URL: stack.billingUrl, ORVADO_DATA_DIR: stack.dataDir },
+    env: { ORVADO_AUTH_URL: stack.authUrl, ORVADO_BILLING_URL: stack.billingUrl, ORVADO_GENERATION_URL: stack.generationUrl, ORVADO_DATA_DIR: stack.dataDir },
   });
   return { code, stdout, json: /^\s*[[{]/.test(stdout) ? JSON.parse(stdout) : null, stderr };
 }

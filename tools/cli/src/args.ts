@@ -29,6 +29,8 @@ export type Command =
   | { name: "prices set"; model: string; tier: TierName; priceMicros: bigint; free: boolean; create: boolean; note: string }
   | { name: "prices history"; model: string | null }
   | { name: "ledger replay" }
+  | { name: "channels list"; hours: number }
+  | { name: "channels reset"; model: string; channel: string }
   | { name: "ledger statement"; accountId: string; from: Date | null; to: Date | null; csv: boolean };
 
 export type Parsed =
@@ -71,6 +73,10 @@ const SUBCOMMANDS: Record<Group, Record<string, Spec>> = {
     set: { options: { model: "string", tier: "string", usd: "string", free: "boolean", create: "boolean", note: "string" }, positionals: [] },
     history: { options: { model: "string" }, positionals: [] },
   },
+  channels: {
+    list: { options: { hours: "string" }, positionals: [] },
+    reset: { options: { model: "string", channel: "string" }, positionals: [] },
+  },
   ledger: {
     replay: { options: {}, positionals: [] },
     statement: { options: { account: "string", from: "string", to: "string", csv: "boolean" }, positionals: [] },
@@ -82,6 +88,8 @@ const MAX_EXPIRES_DAYS = 3650;
 const MAX_CONCURRENT_JOBS = 100_000;
 const MAX_RPM = 1_000_000;
 const MAX_TEXT = 500;
+/** The window generation's channel statistics take (GetChannelStats). */
+const MAX_CHANNEL_HOURS = 720;
 
 class ArgError extends Error {}
 
@@ -271,6 +279,12 @@ function build(group: Group, action: string, values: Values): Command {
       return { name: "prices history", model: text("model")?.trim() ?? null };
     case "ledger replay":
       return { name: "ledger replay" };
+    case "channels list": {
+      const hours = text("hours");
+      return { name: "channels list", hours: hours === undefined ? 24 : wholeNumber("hours", hours, 1, MAX_CHANNEL_HOURS) };
+    }
+    case "channels reset":
+      return { name: "channels reset", model: required("model").trim(), channel: required("channel").trim() };
     case "ledger statement": {
       const fromText = text("from");
       const toText = text("to");

@@ -1,13 +1,15 @@
 import { microsToUsd, tierFromName } from "@orvado/core";
-import { AuthService, BillingService, Role, type AccountLimits, type ApiKey } from "@orvado/proto";
+import { AuthService, BillingService, GenerationService, Role, type AccountLimits, type ApiKey } from "@orvado/proto";
 import { ConnectError, type Client } from "@orvado/rpc";
 import type { Command } from "./args.ts";
+import { listChannels, resetChannel } from "./channels.ts";
 import { balanceJson, costJson, isoTime, priceJson, roleText, usdOrNull, type Json } from "./format.ts";
 import { priceChangeJson, render, replayJson, statementCsv, statementJson } from "./format.ts";
 
 export interface Clients {
   auth: Client<typeof AuthService>;
   billing: Client<typeof BillingService>;
+  generation: Client<typeof GenerationService>;
 }
 
 export interface CommandContext {
@@ -36,7 +38,7 @@ const CALL_TIMEOUT_MS = 15_000;
 const CALL = { timeoutMs: CALL_TIMEOUT_MS };
 const DAY_MS = 86_400_000;
 
-async function call<T>(service: ServiceName, what: string, run: () => Promise<T>): Promise<T> {
+export async function call<T>(service: ServiceName, what: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
@@ -45,7 +47,7 @@ async function call<T>(service: ServiceName, what: string, run: () => Promise<T>
 }
 
 /** A response without its main message is a broken service, not a refusal. */
-function present<T>(value: T | undefined, service: ServiceName, what: string): T {
+export function present<T>(value: T | undefined, service: ServiceName, what: string): T {
   if (value === undefined) throw new Error(`${what}: the ${service} service answered without a result`);
   return value;
 }
@@ -332,5 +334,9 @@ export function runCommand(ctx: CommandContext, cmd: Command): Promise<Out | Pri
       return replayLedger(ctx);
     case "ledger statement":
       return statement(ctx, cmd);
+    case "channels list":
+      return listChannels(ctx, cmd);
+    case "channels reset":
+      return resetChannel(ctx, cmd);
   }
 }

@@ -1,5 +1,5 @@
 import { newId } from "@orvado/core";
-import { AuthService, BillingService } from "@orvado/proto";
+import { AuthService, BillingService, GenerationService } from "@orvado/proto";
 import { Code, internalClient } from "@orvado/rpc";
 import { parseCommandLine } from "./args.ts";
 import { userInfo } from "node:os";
@@ -39,6 +39,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const clients = {
     auth: internalClient(AuthService, config.authUrls, config.secret),
     billing: internalClient(BillingService, config.billingUrls, config.secret),
+    generation: internalClient(GenerationService, config.generationUrls, config.secret),
   };
   try {
     const operator = `cli:${io.env.USER ?? safeUserName()}`;
@@ -82,5 +83,5 @@ function describeFailure(failure: RpcFailure, config: CliConfig): string {
 }
 
 function urlOf(service: ServiceName, config: CliConfig): string {
-  return (service === "auth" ? config.authUrls : config.billingUrls).join(", ");
+  return { auth: config.authUrls, billing: config.billingUrls, generation: config.generationUrls }[service].join(", ");
 }

@@ -1,9 +1,12 @@
 // Help text lives apart from the parser so args.ts stays about rules, not prose.
 
 const ENVIRONMENT = `Environment:
-  ORVADO_AUTH_URL         auth service (default http://127.0.0.1:7101); replicas
-                          as a comma-separated list of URLs
-  ORVADO_BILLING_URL      billing service (default http://127.0.0.1:7102); likewise
+  ORVADO_AUTH_URL         auth service; replicas as a comma-separated list of URLs
+  ORVADO_BILLING_URL      billing service; likewise
+  ORVADO_GENERATION_URL   generation service (channels); likewise
+                          Each one unset is read from <ORVADO_DATA_DIR or ./data>/addresses.json,
+                          which \`npm start\` and start:cluster keep while they run; without
+                          it the defaults are http://127.0.0.1:7101, :7102 and :7103
   ORVADO_INTERNAL_SECRET  the services' shared secret; when unset it is read from
                           <ORVADO_DATA_DIR or ./data>/secrets.json, written by \`npm start\``;
 
@@ -67,14 +70,24 @@ const LEDGER = `Ledger:
       D is a date (2026-11-01; --to includes that whole day) or an ISO time.
       --csv prints CSV instead of JSON.`;
 
+const CHANNELS = `Channels:
+  orvado channels list [--hours H]
+      Each model's channels: the circuit breaker (closed, open, half-open), slots in
+      use, jobs that succeeded and failed over the last H hours (default 24), and the
+      channel's last upstream failure (what the upstream said, and when). Every
+      generation replica shares these in PostgreSQL.
+  orvado channels reset --model M --channel C
+      Close the channel's breaker now, for every replica (after fixing what made it
+      open). An open breaker also half-opens by itself after its cool-down.`;
+
 const OUTPUT = `Every command prints one JSON object on stdout (ledger statement --csv prints CSV). Amounts are given twice: *_usd as a
 decimal string with 6 places and *_micros as an integer string of micro-USD.
 Exit codes: 0 done, 1 a service refused or could not be reached, 2 bad arguments or config.`;
 
-export const GROUPS = ["accounts", "keys", "cost", "prices", "ledger"] as const;
+export const GROUPS = ["accounts", "keys", "cost", "prices", "ledger", "channels"] as const;
 export type Group = (typeof GROUPS)[number];
 
-const SECTIONS: Record<Group, string> = { accounts: ACCOUNTS, keys: KEYS, cost: COST, prices: PRICES, ledger: LEDGER };
+const SECTIONS: Record<Group, string> = { accounts: ACCOUNTS, keys: KEYS, cost: COST, prices: PRICES, ledger: LEDGER, channels: CHANNELS };
 
 export function globalUsage(): string {
   return `orvado: the Orvado operator's command line
@@ -90,6 +103,8 @@ ${COST}
 ${PRICES}
 
 ${LEDGER}
+
+${CHANNELS}
 
 ${OUTPUT}
 
