@@ -6,11 +6,13 @@ import { freshDatabase } from "@orvado/testkit";
 import { startSimulator, type Simulator } from "@orvado/simulators";
 import { runOrvado, startTestStack, TEST_ADMIN, type TestStack } from "./harness.ts";
 import { signedIn } from "./console-browser.ts";
+import { chromium } from "playwright-core";
 
 // What the operator sees of upstream failures and breakers, over the real transports: the
 // openai and openai-compatible simulators on 127.0.0.1 (HTTP), the public API (HTTP), the
 // console API as the admin and as the account's own user (HTTP), the CLI's entry function
-// (RPC), and PostgreSQL (or a PGlite directory) kept across a restart of the whole stack.
+// (RPC), PostgreSQL (or a PGlite directory) kept across a restart of the whole stack, and the
+// console's pages in Chromium (the Channels page's Reset button, a request's Upstream cause).
 // - The gpu-box channel answers with a url on 127.0.0.1 and may not reach private addresses:
 //   BlockedUrlError, which the operator sees in the request detail and channel health, never the client.
 // - The openai-main channel fails while the simulator is told to; two failures open its breaker.
@@ -163,6 +165,31 @@ describe("circuit breakers seen and reset by the operator", () => {
     expect(reset.status).toBe(200);
     expect(reset.body).toEqual({ model: "alpha-2.5-flare", channel: "openai-main", state: "closed", healthy: true });
     expect((await admin.call("GET", "/admin/channels")).body.channels.find((row: { channel: string }) => row.channel === "openai-main").state).toBe("closed");
+  });
+
+  it("the Channels page shows the last failure and its Reset button closes the breaker (Chromium)", async () => {
+    await openBreaker();
+    const browser = await chromium.launch({ executablePath: process.env.CONSOLE_TEST_CHROMIUM ?? "/usr/bin/chromium", headless: true, args: ["--no-sandbox", "--disable-gpu"] });
+    try {
+      const page = await (await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: stack.edgeUrl })).newPage();
+      page.setDefaultTimeout(20_000);
+      await page.goto("/console/sign-in");
+      await page.locator('input[name="email"]').fill(TEST_ADMIN.email);
+      await page.locator('input[name="password"]').fill(TEST_ADMIN.password);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.locator(".account-button").waitFor();
+      await page.goto("/console/admin/channels");
+      expect(await page.locator('tr[data-channel="beta/gpu-box"] [data-testid="last-failure"]').textContent()).toMatch(/^BlockedUrlError: /);
+      const row = page.locator('tr[data-channel="alpha-2.5-flare/openai-main"]');
+      const breaker = row.locator("td").nth(3);
+      expect(await breaker.textContent()).toBe("open");
+      await row.locator('[data-testid="reset-breaker"]').click();
+      await expect.poll(() => breaker.textContent()).toBe("closed");
+      expect(await row.locator('[data-testid="reset-breaker"]').count()).toBe(0);
+      expect(await breakerOf("alpha-2.5-flare", "openai-main")).toBe("closed");
+    } finally {
+      await browser.close();
+    }
   });
 
   it("a restart keeps a breaker open no longer than its cool-down from when it opened", async () => {
