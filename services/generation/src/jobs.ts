@@ -11,7 +11,7 @@ import { validateImageRequest, type JobSpec } from "./validate.ts";
 import { CallGate } from "./call-gate.ts";
 import { ANSWER_GATE_LIMITS, AnswerGate, type AnswerPass } from "./answer-gate.ts";
 import { jobStartWriter, jobSuccessWriter, recordJobChannel, recordJobFailure, type JobStart, type JobSuccess, type StoredImage } from "./job-store.ts";
-import { generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
+import { describe as describeError, generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
 import type { UpstreamProgress } from "./providers/types.ts";
 import type { ImageStore } from "./storage/store.ts";
 import { storedImageLink } from "./storage/signed-links.ts";
@@ -401,13 +401,6 @@ function cannotRun(spec: JobSpec): Set<string> {
   if (!edit) return new Set();
   const needs = { withMask: edit.mask !== undefined, images: edit.images.length };
   return new Set(spec.model.channels.filter((channel) => !channelCanEdit(channel, needs)).map((channel) => channelKey(spec.model.id, channel.name)));
-}
-
-/** A thrown error as the operator reads it: its name and message, and its cause's. */
-function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error ? `; cause: ${error.cause.message}` : "";
-  return `${error.name}: ${error.message}${cause}`;
 }
 
 type Reservation = Awaited<ReturnType<Client<typeof BillingService>["reserve"]>>;
