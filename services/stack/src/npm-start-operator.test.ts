@@ -11,7 +11,8 @@ import { startSimulator, type Simulator } from "@orvado/simulators";
 // the banner says which channels serve each model, and `npx orvado` (bin/orvado.js as a process,
 // from another directory, with no address in its environment) finds the services through the
 // addresses file npm start leaves in the data dir, and calls them over RPC. Stopped with SIGTERM,
-// the stack removes the file.
+// the stack removes the file. Started again with a model whose tier has no price, it refuses,
+// printing the model, the tier and the commands that fix it.
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "orvado-npm-start-operator-"));
@@ -20,6 +21,26 @@ const elsewhere = mkdtempSync(join(tmpdir(), "orvado-cli-cwd-"));
 let openai: Simulator;
 let npm: ChildProcess;
 let output = "";
+
+function npmStart(modelsFile: string): ChildProcess {
+  const { KAFKA_BROKERS: _kafka, DATABASE_URL: _database, ...env } = process.env;
+  return spawn("npm", ["start"], {
+    cwd: ROOT,
+    env: {
+      ...env,
+      ORVADO_DATA_DIR: dataDir,
+      ORVADO_MODELS_FILE: modelsFile,
+      SIM_OPENAI_KEY: "sk-sim",
+      PORT: "0",
+      AUTH_PORT: "0",
+      BILLING_PORT: "0",
+      GENERATION_PORT: "0",
+      ORVADO_ADMIN_EMAIL: "",
+      ORVADO_ADMIN_PASSWORD: "",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
 
 beforeAll(async () => {
   openai = await startSimulator("openai", { behaviour: { apiKey: "sk-sim" } });
@@ -39,23 +60,7 @@ beforeAll(async () => {
     ],
   };
   writeFileSync(join(dir, "models.json"), JSON.stringify(models));
-  const { KAFKA_BROKERS: _kafka, DATABASE_URL: _database, ...env } = process.env;
-  npm = spawn("npm", ["start"], {
-    cwd: ROOT,
-    env: {
-      ...env,
-      ORVADO_DATA_DIR: dataDir,
-      ORVADO_MODELS_FILE: join(dir, "models.json"),
-      SIM_OPENAI_KEY: "sk-sim",
-      PORT: "0",
-      AUTH_PORT: "0",
-      BILLING_PORT: "0",
-      GENERATION_PORT: "0",
-      ORVADO_ADMIN_EMAIL: "",
-      ORVADO_ADMIN_PASSWORD: "",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  npm = npmStart(join(dir, "models.json"));
   npm.stdout!.on("data", (chunk) => (output += chunk));
   npm.stderr!.on("data", (chunk) => (output += chunk));
   for (let attempt = 0; !output.includes("Ctrl-C stops"); attempt += 1) {
@@ -113,6 +118,21 @@ describe("npm start for the operator (a real process)", { timeout: 120_000 }, ()
     const exited = new Promise<number | null>((resolve) => npm.once("exit", (code) => resolve(code)));
     npm.kill("SIGTERM");
     expect(await exited).toBe(0);
+    expect(existsSync(join(dataDir, "addresses.json"))).toBe(false);
+  });
+
+  it("refuses to start with a tier that has no price, saying which and how to price it", async () => {
+    const unpriced = join(dir, "unpriced.json");
+    writeFileSync(unpriced, JSON.stringify({ models: [{ id: "flux-local", family: "beta", tiers: ["1K"], channels: [{ name: "gpu", provider: "sandbox", capacity: 1 }] }] }));
+    const refused = npmStart(unpriced);
+    let stderr = "";
+    refused.stderr!.on("data", (chunk) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => refused.once("exit", (exitCode) => resolve(exitCode)));
+    expect(code).toBe(1);
+    expect(stderr).toContain("orvado: the start was refused:");
+    expect(stderr).toContain('model "flux-local" offers the 1K tier, which has no price');
+    expect(stderr).toContain("npx orvado prices set --create --model flux-local --tier 1K --usd <USD per image>");
+    expect(stderr).toContain('"flux-local": { "1K": "<USD per image>" }');
     expect(existsSync(join(dataDir, "addresses.json"))).toBe(false);
   });
 });

@@ -9,7 +9,13 @@ import { loadStackConfig } from "./config.ts";
 
 const logger = createLogger("orvado", process.env.LOG_LEVEL ?? "info");
 const startedAtMs = Date.now();
-const stack = await startStack({ logger });
+const stack = await startStack({ logger }).catch((error: unknown) => {
+  // A refused start (a models file tier without a price, a missing key, …) says why in plain lines,
+  // with the fix its message names; the stack trace is for LOG_LEVEL=debug.
+  logger.debug({ err: error }, "start refused");
+  process.stderr.write(`\norvado: the start was refused:\n${error instanceof Error ? error.message : String(error)}\n\n`);
+  process.exit(1);
+});
 const passwordNote = await adminPasswordNote(stack, startedAtMs);
 const models = await servedModels(stack.generationUrl, stack.internalSecret);
 // For `npx orvado` in another shell: the addresses chosen (no secret), removed when the stack stops.
