@@ -13,3 +13,4 @@ export * from "./playground-key.ts";
 export * from "./ports.ts";
 export * from "./metric-children.ts";
 export * from "./loaded-on-first-use.ts";
+export * from "./addresses-file.ts";

@@ -60,22 +60,23 @@ export async function seedPrices(db: Db, prices: PriceEntry[], fileName: string)
 }
 
 /**
- * Why a price change is refused, or null when it may be made. Only a model and tier
- * the table already prices can be changed: the price table says which tiers a model
- * offers, and a new model or tier gets its first price from the prices file, so a
- * typo cannot create a price nobody sells. $0 needs `free`, so a slip cannot give a
- * model away.
+ * Why a price change is refused, or null when it may be made. Without `create`, only a
+ * model and tier the table already prices can be changed, so a typo cannot create a price
+ * nobody sells; `create` (the CLI's --create, the console's "new price") gives a model or
+ * tier its first price, as generation's start asks for a tier of the catalog that has none
+ * (services/generation/src/catalog-prices.ts). $0 needs `free`, so a slip cannot give a model away.
  */
-export async function priceChangeRefusal(q: Queryable, change: PriceEntry & { free: boolean }): Promise<string | null> {
+export async function priceChangeRefusal(q: Queryable, change: PriceEntry & { free: boolean; create?: boolean }): Promise<string | null> {
   if (change.priceMicros === 0n && !change.free) return "A price of 0 makes the model free: confirm it with free (the CLI's --free)";
   if (change.priceMicros !== 0n && change.free) return "free is only for a price of 0";
+  if (change.create) return null;
   const { rows } = await q.query<{ tier: string }>("SELECT tier FROM billing.prices WHERE model = $1 ORDER BY tier", [change.model]);
   if (rows.length === 0) {
-    return `Unknown model ${JSON.stringify(change.model)}: it has no prices (a new model gets its first prices from the prices file)`;
+    return `Unknown model ${JSON.stringify(change.model)}: it has no prices (give a new model its first price with create, the CLI's --create)`;
   }
   const tiers = rows.map((row) => row.tier);
   if (!tiers.includes(change.tier)) {
-    return `Model ${change.model} has no ${change.tier} tier; its tiers are ${tiers.join(", ")} (a new tier gets its first price from the prices file)`;
+    return `Model ${change.model} has no ${change.tier} tier; its tiers are ${tiers.join(", ")} (give a new tier its first price with create, the CLI's --create)`;
   }
   return null;
 }

@@ -166,7 +166,7 @@ function priceHandlers(db: Db): Pick<Handlers, "listPrices" | "setPrice" | "list
       if (req.priceMicros < 0n || req.priceMicros > MAX_PRICE_MICROS) {
         throw new ConnectError("price_micros must be 0..1,000 USD", Code.InvalidArgument);
       }
-      const refused = await priceChangeRefusal(db, { model: req.model, tier, priceMicros: req.priceMicros, free: req.free });
+      const refused = await priceChangeRefusal(db, { model: req.model, tier, priceMicros: req.priceMicros, free: req.free, create: req.create });
       if (refused) throw new ConnectError(refused, Code.InvalidArgument);
       const change = await setPrice(db, {
         model: req.model,

@@ -5,6 +5,7 @@ import { TIER_NAMES, tierFromName } from "@orvado/core";
 import type { Tier } from "@orvado/proto";
 import { isGeminiModel } from "./providers/google/size.ts";
 import { COMFY_ONLY_FIELDS, comfyChannelFields, resolveComfyChannel, type ComfyChannel } from "./providers/comfyui/workflow.ts";
+import { nameClashes } from "./aliases.ts";
 
 // The model catalog: public model ids (docs/api.md#models-and-families), their family, the tiers they offer and
 // the channels that serve them, from the operator's models file (docs/providers.md).
@@ -60,6 +61,8 @@ const channelSchema = z
 const modelSchema = z
   .object({
     id: z.string().min(1),
+    /** Other names requests may give this model (an OpenAI client's "gpt-image-1"); they run it, and everything is recorded under `id`. */
+    aliases: z.array(z.string().min(1).max(200)).max(50).optional(),
     family: z.enum(["alpha", "beta"]),
     tiers: z.array(z.enum(TIER_NAMES)).min(1),
     /** Takes image edits (POST /v1/images/edits) on the channels that can edit (providers/edit-support.ts). */
@@ -102,6 +105,8 @@ export interface ChannelConfig extends Omit<ChannelFile, "tiers" | "priority"> {
 
 export interface CatalogModel {
   id: string;
+  /** Other names that run this model (aliases.ts); never recorded anywhere. */
+  aliases: string[];
   family: "alpha" | "beta";
   tiers: Tier[];
   /** Takes image edits; only its channels that can edit run them. */
@@ -128,6 +133,8 @@ export function parseCatalog(raw: unknown, source = "models file", modelsDir = p
   if (!parsed.success) {
     throw new Error(`${source}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   }
+  const clashes = nameClashes(parsed.data.models);
+  if (clashes.length > 0) throw new Error(`${source}: ${clashes.join("; ")}`);
   return new Map(
     parsed.data.models.map((model) => {
       const tiers = model.tiers.map((name) => tierFromName(name)!);
@@ -141,7 +148,7 @@ export function parseCatalog(raw: unknown, source = "models file", modelsDir = p
         }))
         .sort((a, b) => a.priority - b.priority || a.order - b.order)
         .map(({ order: _order, ...channel }) => channel);
-      return [model.id, { id: model.id, family: model.family, tiers, edits: model.edits ?? false, channels }];
+      return [model.id, { id: model.id, aliases: model.aliases ?? [], family: model.family, tiers, edits: model.edits ?? false, channels }];
     }),
   );
 }

@@ -95,3 +95,58 @@ export async function readSharedStates(q: Queryable, channelKeys: string[], fail
   }
   return states;
 }
+
+/**
+ * At start: a breaker opened before it stays open no longer than `opened_at` plus this
+ * process's cool-down (or, opened by a release without opened_at, one cool-down from now).
+ * A restart never extends a breaker; one with a shorter cool-down shortens it.
+ */
+export async function boundOpenBreakers(q: Queryable, cooldownMs: number): Promise<number> {
+  const result = await q.query(
+    `UPDATE generation.channel_state
+        SET opened_until = COALESCE(opened_at, clock_timestamp()) + $1::bigint * interval '1 millisecond'
+      WHERE opened_until > COALESCE(opened_at, clock_timestamp()) + $1::bigint * interval '1 millisecond'`,
+    [cooldownMs],
+  );
+  return result.rowCount ?? 0;
+}
+
+/**
+ * The operator closes a channel's breaker (orvado channels reset, the console's Reset): its
+ * failures start again from zero and every replica tries it at once. Its last failure is kept.
+ * False when the channel never had a breaker row (nothing to reset).
+ */
+export async function resetBreaker(q: Queryable, channelKey: string): Promise<boolean> {
+  const result = await q.query(
+    "UPDATE generation.channel_state SET consecutive_failures = 0, opened_until = NULL, opened_at = NULL, trial_slot = NULL WHERE channel_key = $1",
+    [channelKey],
+  );
+  return (result.rowCount ?? 0) > 0;
+}
+
+/** The longest cause kept with a failed job or a channel (migration 009 bounds the columns). */
+export const FAILURE_DETAIL_MAX_CHARS = 2000;
+
+/** Keeps what the upstream said when a call on the channel failed, for channel health (every replica's). */
+export async function recordChannelFailure(db: Db, channelKey: string, detail: string): Promise<void> {
+  await db.query(
+    `INSERT INTO generation.channel_state (channel_key, last_failure_detail, last_failure_at) VALUES ($1, $2, clock_timestamp())
+     ON CONFLICT (channel_key) DO UPDATE SET last_failure_detail = EXCLUDED.last_failure_detail, last_failure_at = EXCLUDED.last_failure_at`,
+    [channelKey, detail.slice(0, FAILURE_DETAIL_MAX_CHARS)],
+    { durable: false },
+  );
+}
+
+export interface ChannelFailure {
+  detail: string;
+  at: Date;
+}
+
+/** Each listed channel's last failure, if it ever failed. */
+export async function lastChannelFailures(q: Queryable, channelKeys: string[]): Promise<Map<string, ChannelFailure>> {
+  const { rows } = await q.query<{ channel_key: string; last_failure_detail: string; last_failure_at: Date }>(
+    "SELECT channel_key, last_failure_detail, last_failure_at FROM generation.channel_state WHERE channel_key = ANY($1::text[]) AND last_failure_at IS NOT NULL",
+    [channelKeys],
+  );
+  return new Map(rows.map((row) => [row.channel_key, { detail: row.last_failure_detail, at: new Date(row.last_failure_at) }]));
+}

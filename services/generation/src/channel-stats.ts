@@ -1,5 +1,12 @@
 import type { Db } from "@orvado/db";
 import type { ChannelHealth } from "./capacity.ts";
+import type { ChannelFailure } from "./channel-slots.ts";
+import { channelKey } from "./catalog.ts";
+
+const lastFailureOf = (failure: ChannelFailure | undefined) => ({
+  lastFailureDetail: failure?.detail ?? "",
+  lastFailureAtUnixMs: failure ? BigInt(failure.at.getTime()) : undefined,
+});
 
 // Each channel's jobs over a recent window, summed by PostgreSQL from
 // generation.jobs (so every replica's jobs count), beside the live state of
@@ -60,10 +67,14 @@ export async function channelWindowStats(db: Db, hours: number): Promise<Map<str
   );
 }
 
-/** One row per catalog channel, in catalog order; a channel without jobs in the window has zeros. */
-export function channelStatsRows(models: Array<{ id: string; channels: ChannelHealth[] }>, stats: Map<string, ChannelWindowStats>) {
+/**
+ * One row per catalog channel, in catalog order; a channel without jobs in the window has zeros.
+ * `failures` are the channels' last upstream failures by `<model>/<channel>`, whenever they were.
+ */
+export function channelStatsRows(models: Array<{ id: string; channels: ChannelHealth[] }>, stats: Map<string, ChannelWindowStats>, failures: Map<string, ChannelFailure> = new Map()) {
   return models.flatMap((model) =>
     model.channels.map((channel) => ({
+      ...lastFailureOf(failures.get(channelKey(model.id, channel.name))),
       model: model.id,
       channel: channel.name,
       provider: channel.provider,

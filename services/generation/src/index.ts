@@ -10,6 +10,8 @@ import { internalClient, startRpcServer, type RpcServer } from "@orvado/rpc";
 import type { GenerationConfig } from "./config.ts";
 import { loadCatalog } from "./catalog.ts";
 import { loadCatalogModules } from "./catalog-modules.ts";
+import { checkCatalogPrices } from "./catalog-prices.ts";
+import { boundOpenBreakers } from "./channel-slots.ts";
 import { JobRunner } from "./jobs.ts";
 import { generationRoutes } from "./rpc.ts";
 import { openImageStore } from "./storage/open-store.ts";
@@ -44,11 +46,15 @@ export async function startGeneration(
   await migrate(db, "generation", MIGRATIONS, FUNCTIONS);
   await migrateOutbox(db, "generation");
   const catalog = loadCatalog(config.modelsFile);
+  const billing = internalClient(BillingService, config.billingUrls, config.internalSecret, { transport: config.rpcTransport });
+  // Before anything runs: a tier without a price refuses the start (catalog-prices.ts).
+  await checkCatalogPrices(catalog, billing, logger);
+  // A breaker opened before this start stays open no longer than its cool-down from its opening (channel-slots.ts).
+  await boundOpenBreakers(db, config.breakerCooldownMs);
   await loadCatalogModules(catalog);
   const store = await openImageStore(config.storage);
   const metrics = new GenerationMetrics();
   const relay = startOutboxRelay({ db, schema: "generation", stream, logger });
-  const billing = internalClient(BillingService, config.billingUrls, config.internalSecret, { transport: config.rpcTransport });
   const jobs = new JobRunner({ db, billing, store, relay, catalog, config, logger, metrics });
   metrics.watchAnswers(() => ({ waiting: jobs.answerGate.waiting, ...jobs.answerGate.held }));
   metrics.watchCapacity(function* () {

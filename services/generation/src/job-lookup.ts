@@ -142,6 +142,8 @@ export interface JobDetail {
   errorCode: string;
   errorMessage: string;
   imageBytes: bigint;
+  /** The upstream's cause of a failure, for the operator; the public lookup never reads it. */
+  failureDetail: string;
 }
 
 /** What the operator's request view adds to the state: where and how long it ran, how it failed. */
@@ -154,9 +156,10 @@ export async function lookupJobDetail(db: Db, requestId: string, accountId: stri
     finished_at: Date | null;
     error_code: string | null;
     error_message: string | null;
+    failure_detail: string | null;
     image_bytes: string;
   }>(
-    `SELECT job.channel, job.status, job.quality, job.created_at, job.finished_at, job.error_code, job.error_message,
+    `SELECT job.channel, job.status, job.quality, job.created_at, job.finished_at, job.error_code, job.error_message, job.failure_detail,
             coalesce((SELECT sum(image.bytes) FROM generation.images image WHERE image.request_id = job.request_id), 0) AS image_bytes
        FROM generation.jobs job WHERE job.request_id = $1 AND job.account_id = $2`,
     [requestId, accountId],
@@ -172,5 +175,6 @@ export async function lookupJobDetail(db: Db, requestId: string, accountId: stri
     errorCode: job.error_code ?? "",
     errorMessage: job.error_message ?? "",
     imageBytes: BigInt(job.image_bytes),
+    failureDetail: job.failure_detail ?? "",
   };
 }

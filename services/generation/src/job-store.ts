@@ -5,6 +5,7 @@ import type { ErrorCode } from "@orvado/proto";
 import type { JobSpec } from "./validate.ts";
 import { releaseIdempotencyKey } from "./idempotency.ts";
 import type { SlotHandOff } from "./capacity.ts";
+import { FAILURE_DETAIL_MAX_CHARS } from "./channel-slots.ts";
 
 // The job's rows and its billing event change in one transaction (the outbox):
 // a job can never finish without billing hearing of it, nor the other way round.
@@ -119,12 +120,15 @@ async function insertJobSuccesses(db: Db, successes: JobSuccess[]): Promise<Date
   return rows[0]!.finished_at;
 }
 
-/** The job failed: its row becomes `failed`, with its `failed` event in the same transaction. */
-export async function recordJobFailure(db: Db, ids: BillingEventIds, code: ErrorCode, message: string, shouldRetry: boolean): Promise<void> {
+/**
+ * The job failed: its row becomes `failed`, with its `failed` event in the same transaction.
+ * `detail` is the upstream's cause, for the operator's request view only (JobDetail.failure_detail).
+ */
+export async function recordJobFailure(db: Db, ids: BillingEventIds, code: ErrorCode, message: string, shouldRetry: boolean, detail = ""): Promise<void> {
   await db.tx(async (q) => {
     const failed = await q.query(
-      "UPDATE generation.jobs SET status = 'failed', error_code = $2, error_message = $3, should_retry = $4, finished_at = now() WHERE request_id = $1 AND status = 'running'",
-      [ids.requestId, codeText(code), message.slice(0, 1000), shouldRetry],
+      "UPDATE generation.jobs SET status = 'failed', error_code = $2, error_message = $3, should_retry = $4, failure_detail = $5, finished_at = now() WHERE request_id = $1 AND status = 'running'",
+      [ids.requestId, codeText(code), message.slice(0, 1000), shouldRetry, detail === "" ? null : detail.slice(0, FAILURE_DETAIL_MAX_CHARS)],
     );
     // A success statement whose answer was lost may have committed: then this job is charged, and
     // neither its row nor billing may hear of a failure. The caller answers job_outcome_unknown.

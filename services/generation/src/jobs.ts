@@ -11,7 +11,7 @@ import { validateImageRequest, type JobSpec } from "./validate.ts";
 import { CallGate } from "./call-gate.ts";
 import { ANSWER_GATE_LIMITS, AnswerGate, type AnswerPass } from "./answer-gate.ts";
 import { jobStartWriter, jobSuccessWriter, recordJobChannel, recordJobFailure, type JobStart, type JobSuccess, type StoredImage } from "./job-store.ts";
-import { generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
+import { describe as describeError, generateOnChannel, type UpstreamOutcome } from "./providers/upstream.ts";
 import type { UpstreamProgress } from "./providers/types.ts";
 import type { ImageStore } from "./storage/store.ts";
 import { storedImageLink } from "./storage/signed-links.ts";
@@ -27,6 +27,7 @@ import { channelKey } from "./catalog.ts";
 import { answerCreatedUnix } from "./job-lookup.ts";
 import { reserveRequestFor } from "./reserve-request.ts";
 import { JobProgressWriter } from "./job-progress.ts";
+import { recordChannelFailure } from "./channel-slots.ts";
 
 type CreateImageReply = MessageInitShape<typeof CreateImageResponseSchema>;
 
@@ -242,7 +243,7 @@ export class JobRunner {
       const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, answerPlace, onProgress);
       this.deps.metrics?.stepTook("upstream", stepStart);
       if (!outcome.ok) metricOutcome = outcome.kind === "refused" ? "refused" : "failed";
-      if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused");
+      if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused", outcome.detail);
       stepStart = performance.now();
       const { resized } = outcome;
       const { stored, answers } = await this.#store(spec, takeImages(outcome), format);
@@ -268,7 +269,9 @@ export class JobRunner {
       const message = timedOut
         ? `The job did not finish within ${Math.round(this.deps.config.jobTimeoutMs / 1000)} seconds`
         : "The model failed the job";
-      return await this.#fail(ids, message, true);
+      const detail = `${slot.channel.name}: ${timedOut ? `the job's limit of ${this.deps.config.jobTimeoutMs} ms was reached while the upstream ran` : describeError(error)}`;
+      if (timedOut) await this.#noteChannelFailure(slot.key, detail, log);
+      return await this.#fail(ids, message, true, detail);
     } finally {
       recorded.end();
       answerPlace.release();
@@ -297,6 +300,8 @@ export class JobRunner {
     onProgress?: (progress: UpstreamProgress) => void,
   ): Promise<UpstreamOutcome> {
     const tried = new Set<string>([first.key, ...cannotRun(spec)]);
+    // What each channel tried said, for the operator (the failed job's failure_detail).
+    const failures: string[] = [];
     let slot = first;
     for (;;) {
       let outcome: UpstreamOutcome;
@@ -306,14 +311,16 @@ export class JobRunner {
         // Only the job's own deadline ends here; anything else thrown is a failure of this channel.
         slot.failed();
         if (signal.aborted) throw error;
-        outcome = { ok: false, kind: "failed", message: "The model failed the job", detail: (error as Error)?.message ?? String(error) };
+        outcome = { ok: false, kind: "failed", message: "The model failed the job", detail: describeError(error) };
       }
       if (outcome.ok || outcome.kind === "refused") {
         slot.succeeded();
         if (!outcome.ok) log.info({ channel: slot.channel.name, detail: outcome.detail }, "upstream refused the prompt");
-        return outcome;
+        return outcome.ok ? outcome : { ...outcome, detail: [...failures, `${slot.channel.name}: ${outcome.detail}`].join("; ") };
       }
       slot.failed();
+      failures.push(`${slot.channel.name}: ${outcome.detail}`);
+      await this.#noteChannelFailure(slot.key, outcome.detail, log);
       // Nothing of this channel's answers is kept: the place goes to others while the next channel is asked.
       answerPlace.release();
       log.warn({ channel: slot.channel.name, detail: outcome.detail }, "upstream failed; trying the next channel");
@@ -321,7 +328,7 @@ export class JobRunner {
         log.warn({ err: error }, "could not ask for the next channel; the job fails");
         return null;
       });
-      if (!next?.ok) return outcome;
+      if (!next?.ok) return { ...outcome, detail: failures.join("; ") };
       await slot.release();
       slot = next.slot;
       tried.add(slot.key);
@@ -344,9 +351,15 @@ export class JobRunner {
     };
   }
 
-  async #fail(ids: BillingEventIds, message: string, shouldRetry: boolean): Promise<CreateImageReply> {
+  /** The channel's last failure, read by channel health on every replica; a write that fails only loses that note. */
+  async #noteChannelFailure(key: string, detail: string, log: JobLog): Promise<void> {
+    await recordChannelFailure(this.deps.db, key, detail).catch((error: unknown) => log.warn({ err: error, channel: key }, "could not record the channel's failure cause"));
+  }
+
+  /** `detail` is the upstream's cause, kept for the operator (never in the client's answer). */
+  async #fail(ids: BillingEventIds, message: string, shouldRetry: boolean, detail: string): Promise<CreateImageReply> {
     const recording = performance.now();
-    await recordJobFailure(this.deps.db, ids, ErrorCode.ASYNC_IMAGE_FAILED, message, shouldRetry);
+    await recordJobFailure(this.deps.db, ids, ErrorCode.ASYNC_IMAGE_FAILED, message, shouldRetry, detail);
     this.deps.metrics?.stepTook("outcome", recording);
     this.deps.relay.poke();
     return refused(refusal(ErrorCode.ASYNC_IMAGE_FAILED, message, { shouldRetry }) as Refusal);

@@ -10,6 +10,7 @@ import { checkImageLink } from "./storage/signed-links.ts";
 import { findImage } from "./job-store.ts";
 import { lookupJob, lookupJobDetail } from "./job-lookup.ts";
 import { channelStatsRows, channelWindowStats } from "./channel-stats.ts";
+import { lastChannelFailures, resetBreaker } from "./channel-slots.ts";
 import type { GenerationMetrics } from "./metrics.ts";
 import { followJob } from "./job-stream.ts";
 import { submitImage } from "./submit.ts";
@@ -32,6 +33,7 @@ export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunn
         return {
           models: [...deps.catalog.values()].map((model) => ({
             id: model.id,
+            aliases: model.aliases,
             family: model.family,
             tiers: model.tiers,
             edits: model.edits,
@@ -59,13 +61,23 @@ export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunn
       async getChannelStats(req) {
         if (req.hours > 720) throw new ConnectError("hours must be 1..720", Code.InvalidArgument);
         const hours = req.hours || 24;
-        // The same shared breaker states and slot counts every replica answers with (capacity.ts).
-        const [health, stats] = await Promise.all([deps.jobs.channels.health(), channelWindowStats(deps.db, hours)]);
+        // The same shared breaker states, slot counts and last failures every replica answers with (capacity.ts).
+        const keys = [...deps.catalog.values()].flatMap((model) => model.channels.map((channel) => channelKey(model.id, channel.name)));
+        const [health, stats, failures] = await Promise.all([deps.jobs.channels.health(), channelWindowStats(deps.db, hours), lastChannelFailures(deps.db, keys)]);
         const models = [...deps.catalog.values()].map((model) => ({
           id: model.id,
           channels: model.channels.map((channel) => health.get(channelKey(model.id, channel.name))!),
         }));
-        return { hours, channels: channelStatsRows(models, stats) };
+        return { hours, channels: channelStatsRows(models, stats, failures) };
+      },
+      async resetChannel(req) {
+        // The catalog's own names only: a reset never writes a row for a channel that does not exist.
+        const model = deps.catalog.get(req.model);
+        const channel = model?.channels.find((entry) => entry.name === req.channel);
+        if (!model || !channel) throw new ConnectError(`no channel ${JSON.stringify(req.channel.slice(0, 64))} of model ${JSON.stringify(req.model.slice(0, 200))}`, Code.NotFound);
+        const key = channelKey(model.id, channel.name);
+        await resetBreaker(deps.db, key);
+        return { channel: (await deps.jobs.channels.health()).get(key)! };
       },
       getMetrics: () => deps.metrics.exposition(),
       async *readImage(req) {

@@ -6,6 +6,7 @@ import { parseSize, tierForSize, type ImageSize } from "./sizes.ts";
 import { channelCanEdit } from "./providers/edit-support.ts";
 import { checkCatalogField, checkFieldValues, checkImageCount, GENERATION_FIELDS, type FieldFailure, type OutputFormat } from "@orvado/core/image-request";
 import type { EditInputs } from "./edit-inputs.ts";
+import { allowlistAdmits, findModel } from "./aliases.ts";
 
 // The catalog's rules for a request whose JSON shape the edge already checked. The
 // field rules themselves (ranges, closed sets, messages) are the request's contract
@@ -50,11 +51,11 @@ const refuse = (code: ErrorCode, message: string): { ok: false; refusal: Refusal
 const refuseWith = (failure: FieldFailure) => refuse(failure.code, failure.message);
 
 export function validateImageRequest(req: CreateImageRequest, catalog: Catalog, maxImages: number): Validation {
-  const model = catalog.get(req.model);
+  const model = findModel(catalog, req.model);
   if (!model) {
     return refuse(ErrorCode.UNKNOWN_MODEL, `Unknown model ${JSON.stringify(req.model)}; use one of: ${[...catalog.keys()].join(", ")}`);
   }
-  if (req.allowedModels.length > 0 && !req.allowedModels.includes(model.id)) {
+  if (!allowlistAdmits(catalog, req.allowedModels, model)) {
     return refuse(ErrorCode.MODEL_NOT_ALLOWED, `This API key may not use the model ${model.id}`);
   }
   if (req.edit && !model.edits) {

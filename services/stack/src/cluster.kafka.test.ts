@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -114,6 +114,16 @@ describe.skipIf(needsBalancer)("start:cluster: two processes of every service be
     expect(new URL(cluster.url).port).not.toBe("");
   });
 
+  it("leaves every replica's address for the CLI, which needs no address variable, and names the channels for the banner", async () => {
+    let stdout = "";
+    const code = await runCli(["channels", "list"], { stdout: (text) => (stdout += text), stderr: () => {}, env: { ORVADO_DATA_DIR: dataDir } });
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).channels.map((row: { model: string }) => row.model)).toContain("beta");
+    const file = JSON.parse(readFileSync(join(dataDir, "addresses.json"), "utf8"));
+    expect([file.edge, file.auth, file.billing, file.generation]).toEqual([cluster.url, cluster.urls.auth, cluster.urls.billing, cluster.urls.generation]);
+    expect(cluster.models.map((model) => model.id)).toContain("alpha-2.5-flare");
+  });
+
   it("serves the openai SDK through the balancer: images from both generation processes, each charged once", async () => {
     const sdk = new OpenAI({ apiKey: await newKey("cluster-user@example.test"), baseURL: `${cluster.url}/v1`, maxRetries: 0 });
     const requestIds: string[] = [];
@@ -189,6 +199,7 @@ describe.skipIf(needsBalancer)("start:cluster: two processes of every service be
     expect(job.rows[0]?.status).toBe("succeeded");
     expect(await refusesConnections(cluster.url)).toBe(true);
     expect(pids.filter(processAlive)).toEqual([]);
+    expect(existsSync(join(dataDir, "addresses.json"))).toBe(false);
     expect(logs.filter((line) => /"level":(50|60)/.test(line) && !/kafkajs/.test(line))).toEqual([]);
   });
 });

@@ -8,7 +8,9 @@ import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { z } from "zod";
-import { TIMING_DEFAULTS, checkSettingsAgree, parseEnv, portSchema, timingsFrom } from "@orvado/core";
+import { TIMING_DEFAULTS, checkSettingsAgree, parseEnv, portSchema, timingsFrom, writeAddressesFile } from "@orvado/core";
+import type { Model } from "@orvado/proto";
+import { servedModels } from "./banner-channels.ts";
 import { loadStackConfig } from "./config.ts";
 import { loadOrCreateSecrets } from "./secrets.ts";
 import { ProcessStack, type ServiceName } from "./process-stack.ts";
@@ -32,7 +34,11 @@ export interface RunningCluster {
   url: string;
   urls: Record<ServiceName, string[]>;
   imageDir: string;
+  /** Where the secrets and the addresses file (for the CLI) are. */
+  dataDir: string;
   kafkaBrokers: string[];
+  /** The catalog as the generation replicas serve it, for the banner. */
+  models: Model[];
   processes: ProcessStack;
   /** The balancer stops taking requests and answers those in flight (their jobs finish), then the edges, generation, billing and auth stop. */
   stop(): Promise<void>;
@@ -104,7 +110,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
     Object.entries(processes.replicaPorts).map(([name, ports]) => [name, ports.map((port) => `http://127.0.0.1:${port}`)]),
   ) as Record<ServiceName, string[]>;
   let balancer: RunningBalancer;
+  let models: Model[];
   try {
+    models = await servedModels(urls.generation, secrets.internalSecret);
     balancer = await startBalancer(
       haproxy,
       join(stack.dataDir, "haproxy.cfg"),
@@ -115,13 +123,18 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
     await processes.stop();
     throw error;
   }
+  // For `npx orvado` in another shell: every replica's address (no secret), removed at stop.
+  const removeAddresses = writeAddressesFile(stack.dataDir, { edge: balancer.url, auth: urls.auth, billing: urls.billing, generation: urls.generation });
   return {
     url: balancer.url,
     urls,
     imageDir,
+    dataDir: stack.dataDir,
     kafkaBrokers: stack.kafka.brokers,
+    models,
     processes,
     async stop() {
+      removeAddresses();
       // The balancer first: it takes no new connection and exits once every request in flight is answered.
       await balancer.softStop();
       await processes.stop(["edge"]);

@@ -314,6 +314,7 @@ describe("money and usage", () => {
     expect(models.find((model: { id: string }) => model.id === "alpha-2.5-flare").edits).toBe(true);
     expect(models.find((model: { id: string }) => model.id === "beta")).toEqual({
       id: "beta",
+      aliases: [],
       family: "beta",
       tiers: ["1K", "2K"],
       edits: false,

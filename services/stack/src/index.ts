@@ -56,12 +56,26 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
   // One pool serves all four services here, so it gets the share of four processes' worth (20 by default).
   const db = await openDb(stack.databaseUrl, { maxConnections: baseEnv.DATABASE_POOL_MAX ? poolMaxFromEnv(baseEnv) : 20 });
   const stream = await openEventStream({ db, logger: logger.child({ component: "stream" }), kafka: stack.kafka });
-  const auth = await startAuth(loadAuthConfig(env), { db, logger: logger.child({ service: "auth" }) });
-  const billing = await startBilling(loadBillingConfig(env), { db, stream, logger: logger.child({ service: "billing" }) });
+  // A service that refuses to start (a models file tier without a price, say) stops those started before it.
+  const started: { stop(): Promise<void> }[] = [];
+  const startNext = async <T extends { stop(): Promise<void> }>(start: () => Promise<T>): Promise<T> => {
+    try {
+      const service = await start();
+      started.unshift(service);
+      return service;
+    } catch (error) {
+      for (const service of started) await service.stop();
+      await stream.close();
+      await db.close();
+      throw error;
+    }
+  };
+  const auth = await startNext(() => startAuth(loadAuthConfig(env), { db, logger: logger.child({ service: "auth" }) }));
+  const billing = await startNext(() => startBilling(loadBillingConfig(env), { db, stream, logger: logger.child({ service: "billing" }) }));
   env = { ...env, ORVADO_BILLING_URL: billing.rpc.url, ORVADO_AUTH_URL: auth.rpc.url };
-  const generation = await startGeneration(loadGenerationConfig(env), { db, stream, logger: logger.child({ service: "generation" }) });
+  const generation = await startNext(() => startGeneration(loadGenerationConfig(env), { db, stream, logger: logger.child({ service: "generation" }) }));
   env = { ...env, ORVADO_GENERATION_URL: generation.rpc.url };
-  const edge = await startEdge(loadEdgeConfig(env), { logger: logger.child({ service: "edge" }) });
+  const edge = await startNext(() => startEdge(loadEdgeConfig(env), { logger: logger.child({ service: "edge" }) }));
   // Without ORVADO_PUBLIC_URL, webhook bodies link images at this edge's own address.
   generation.webhooks.setLinkBase(edge.url);
   return {

@@ -138,7 +138,7 @@ describe("the response validator", () => {
     new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "x-gateway-request-id": "req_AAAAAAAAAAAAAAAAAAAAAA", "x-request-id": "req_AAAAAAAAAAAAAAAAAAAAAA", ...headers } });
   const url = (path: string) => new URL(`http://127.0.0.1${path}`);
   it("accepts a documented answer", async () => {
-    expect(await openApiProblems("GET", url("/v1/models/beta"), answer(200, { id: "beta", object: "model", created: 1, owned_by: "orvado", family: "beta", tiers: ["1K"], edits: false, sandbox: false, channels: [] }))).toEqual([]);
+    expect(await openApiProblems("GET", url("/v1/models/beta"), answer(200, { id: "beta", object: "model", created: 1, owned_by: "orvado", aliases: [], family: "beta", tiers: ["1K"], edits: false, sandbox: false, channels: [] }))).toEqual([]);
   });
   it("refuses a body off its schema, an undocumented status, a missing request id and a wrong content type", async () => {
     expect(await openApiProblems("GET", url("/v1/models/beta"), answer(200, { id: "beta" }))).not.toEqual([]);

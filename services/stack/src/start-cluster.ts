@@ -1,5 +1,6 @@
 // `npm run start:cluster`: the production topology on one machine (cluster.ts).
 import { ClusterSetupError, startCluster, type RunningCluster } from "./cluster.ts";
+import { describeChannels } from "./banner-channels.ts";
 
 const say = (text: string) => process.stdout.write(`${text}\n`);
 
@@ -23,10 +24,9 @@ say(
     `  Cost lookup:              ${url}/api/cost/request/<request id>`,
     `  Billing events:           Kafka at ${cluster.kafkaBrokers.join(", ")} (KAFKA_BROKERS); data in PostgreSQL (DATABASE_URL)`,
     `  Images:                   ${cluster.imageDir} (shared by both generation processes)`,
-    "  The services' replicas, for the CLI (npx orvado …) in another shell:",
-    `    export ORVADO_AUTH_URL=${urls.auth.join(",")}`,
-    `    export ORVADO_BILLING_URL=${urls.billing.join(",")}`,
-    `  Generation replicas:      ${urls.generation.join(", ")}`,
+    ...describeChannels(cluster.models).map((line) => `  ${line}`),
+    `  The CLI (npx orvado …) finds every replica's address in ${cluster.dataDir}/addresses.json while this runs:`,
+    `    auth ${urls.auth.join(", ")}; billing ${urls.billing.join(", ")}; generation ${urls.generation.join(", ")}`,
     "  Ctrl-C stops: the balancer takes no new requests, jobs in flight finish, then the services stop.",
     "",
   ].join("\n"),

@@ -26,9 +26,11 @@ export type Command =
   | { name: "keys revoke"; accountId: string; keyId: string }
   | { name: "cost"; requestId: string }
   | { name: "prices list" }
-  | { name: "prices set"; model: string; tier: TierName; priceMicros: bigint; free: boolean; note: string }
+  | { name: "prices set"; model: string; tier: TierName; priceMicros: bigint; free: boolean; create: boolean; note: string }
   | { name: "prices history"; model: string | null }
   | { name: "ledger replay" }
+  | { name: "channels list"; hours: number }
+  | { name: "channels reset"; model: string; channel: string }
   | { name: "ledger statement"; accountId: string; from: Date | null; to: Date | null; csv: boolean }
   | { name: "webhooks create"; accountId: string; url: string; events: string[] }
   | { name: "webhooks list"; accountId: string }
@@ -71,8 +73,12 @@ const SUBCOMMANDS: Record<Group, Record<string, Spec>> = {
   cost: { "": { options: {}, positionals: ["request_id"] } },
   prices: {
     list: { options: {}, positionals: [] },
-    set: { options: { model: "string", tier: "string", usd: "string", free: "boolean", note: "string" }, positionals: [] },
+    set: { options: { model: "string", tier: "string", usd: "string", free: "boolean", create: "boolean", note: "string" }, positionals: [] },
     history: { options: { model: "string" }, positionals: [] },
+  },
+  channels: {
+    list: { options: { hours: "string" }, positionals: [] },
+    reset: { options: { model: "string", channel: "string" }, positionals: [] },
   },
   ledger: {
     replay: { options: {}, positionals: [] },
@@ -90,6 +96,8 @@ const MAX_EXPIRES_DAYS = 3650;
 const MAX_CONCURRENT_JOBS = 100_000;
 const MAX_RPM = 1_000_000;
 const MAX_TEXT = 500;
+/** The window generation's channel statistics take (GetChannelStats). */
+const MAX_CHANNEL_HOURS = 720;
 
 class ArgError extends Error {}
 
@@ -272,12 +280,19 @@ function build(group: Group, action: string, values: Values): Command {
       // Billing refuses these too; saying it here names the flag.
       if (priceMicros === 0n && !free) throw new ArgError("--usd 0 makes the model free: add --free to confirm");
       if (priceMicros !== 0n && free) throw new ArgError("--free is only for --usd 0");
-      return { name: "prices set", model: required("model").trim(), tier: tier(required("tier")), priceMicros, free, note: text("note") ?? "" };
+      const create = values.options.get("create") === true;
+      return { name: "prices set", model: required("model").trim(), tier: tier(required("tier")), priceMicros, free, create, note: text("note") ?? "" };
     }
     case "prices history":
       return { name: "prices history", model: text("model")?.trim() ?? null };
     case "ledger replay":
       return { name: "ledger replay" };
+    case "channels list": {
+      const hours = text("hours");
+      return { name: "channels list", hours: hours === undefined ? 24 : wholeNumber("hours", hours, 1, MAX_CHANNEL_HOURS) };
+    }
+    case "channels reset":
+      return { name: "channels reset", model: required("model").trim(), channel: required("channel").trim() };
     case "ledger statement": {
       const fromText = text("from");
       const toText = text("to");

@@ -1,7 +1,8 @@
 import { microsToUsd, tierFromName } from "@orvado/core";
-import { AuthService, BillingService, Role, WebhookService, type AccountLimits, type ApiKey } from "@orvado/proto";
+import { AuthService, BillingService, GenerationService, Role, WebhookService, type AccountLimits, type ApiKey } from "@orvado/proto";
 import { ConnectError, type Client } from "@orvado/rpc";
 import type { Command } from "./args.ts";
+import { listChannels, resetChannel } from "./channels.ts";
 import { createWebhook, deleteWebhook, listWebhooks } from "./webhook-commands.ts";
 import { balanceJson, costJson, isoTime, priceJson, roleText, usdOrNull, type Json } from "./format.ts";
 import { priceChangeJson, render, replayJson, statementCsv, statementJson } from "./format.ts";
@@ -9,8 +10,9 @@ import { priceChangeJson, render, replayJson, statementCsv, statementJson } from
 export interface Clients {
   auth: Client<typeof AuthService>;
   billing: Client<typeof BillingService>;
+  generation: Client<typeof GenerationService>;
   /** Generation's WebhookService. */
-  generation: Client<typeof WebhookService>;
+  webhooks: Client<typeof WebhookService>;
 }
 
 export interface CommandContext {
@@ -259,7 +261,7 @@ export async function setPrice(ctx: CommandContext, cmd: Extract<Command, { name
   const what = `setting the ${cmd.tier} price of ${cmd.model}`;
   const response = await call("billing", what, () =>
     ctx.clients.billing.setPrice(
-      { model: cmd.model, tier: tierFromName(cmd.tier)!, priceMicros: cmd.priceMicros, free: cmd.free, actor: ctx.operator, note: cmd.note },
+      { model: cmd.model, tier: tierFromName(cmd.tier)!, priceMicros: cmd.priceMicros, free: cmd.free, create: cmd.create, actor: ctx.operator, note: cmd.note },
       CALL,
     ),
   );
@@ -341,5 +343,9 @@ export function runCommand(ctx: CommandContext, cmd: Command): Promise<Out | Pri
       return listWebhooks(ctx, cmd);
     case "webhooks delete":
       return deleteWebhook(ctx, cmd);
+    case "channels list":
+      return listChannels(ctx, cmd);
+    case "channels reset":
+      return resetChannel(ctx, cmd);
   }
 }

@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
-import { parseEnv, serviceUrlsSchema } from "@orvado/core";
+import { parseEnv, readAddressesFile, serviceUrlsSchema } from "@orvado/core";
 
-// The only module that reads the environment (and the secrets file it points to).
+// The only module that reads the environment (and the files of the data dir it points to:
+// the secret, and the addresses `npm start` leaves while it runs).
 
 /** The operator must fix the setup; the CLI exits 2 with this message. */
 export class ConfigError extends Error {}
@@ -31,12 +32,27 @@ const secretsFileSchema = z.object({ internalSecret: z.string().min(1) });
 
 export function loadConfig(env: NodeJS.ProcessEnv): CliConfig {
   try {
-    return parseEnv(schema, env);
+    return parseEnv(schema, withRunningStackAddresses(env));
   } catch (error) {
     if (error instanceof ConfigError) throw error;
     // parseEnv lists each problem on its own line; the CLI promises one.
     throw new ConfigError((error as Error).message.replace(/\s*\n\s*/g, " "));
   }
+}
+
+const ADDRESS_VARIABLES = { ORVADO_AUTH_URL: "auth", ORVADO_BILLING_URL: "billing", ORVADO_GENERATION_URL: "generation" } as const;
+
+/**
+ * The environment, with each service address it leaves unset taken from the addresses file of
+ * the stack running on the data dir (`npm start`, start:cluster); a variable that is set wins.
+ * Without a running stack's file (none, or one whose process is gone) the defaults apply.
+ */
+function withRunningStackAddresses(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const unset = Object.entries(ADDRESS_VARIABLES).filter(([variable]) => !env[variable]);
+  if (unset.length === 0) return env;
+  const { addresses } = readAddressesFile(resolve(env.ORVADO_DATA_DIR || "./data"));
+  if (!addresses) return env;
+  return { ...env, ...Object.fromEntries(unset.map(([variable, service]) => [variable, addresses[service].join(",")])) };
 }
 
 /** Reads the secret `npm start` wrote for the embedded default, so a local operator needs no setup. */

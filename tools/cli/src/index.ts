@@ -1,5 +1,5 @@
 import { newId } from "@orvado/core";
-import { AuthService, BillingService, WebhookService } from "@orvado/proto";
+import { AuthService, BillingService, GenerationService, WebhookService } from "@orvado/proto";
 import { Code, internalClient } from "@orvado/rpc";
 import { parseCommandLine } from "./args.ts";
 import { userInfo } from "node:os";
@@ -39,7 +39,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const clients = {
     auth: internalClient(AuthService, config.authUrls, config.secret),
     billing: internalClient(BillingService, config.billingUrls, config.secret),
-    generation: internalClient(WebhookService, config.generationUrls, config.secret),
+    generation: internalClient(GenerationService, config.generationUrls, config.secret),
+    webhooks: internalClient(WebhookService, config.generationUrls, config.secret),
   };
   try {
     const operator = `cli:${io.env.USER ?? safeUserName()}`;
@@ -83,5 +84,5 @@ function describeFailure(failure: RpcFailure, config: CliConfig): string {
 }
 
 function urlOf(service: ServiceName, config: CliConfig): string {
-  return { auth: config.authUrls, billing: config.billingUrls, generation: config.generationUrls }[service].join(", ");
+  return { auth: config.authUrls, billing: config.billingUrls, generation: config.generationUrls, webhooks: config.generationUrls }[service].join(", ");
 }

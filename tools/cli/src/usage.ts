@@ -1,10 +1,12 @@
 // Help text lives apart from the parser so args.ts stays about rules, not prose.
 
 const ENVIRONMENT = `Environment:
-  ORVADO_AUTH_URL         auth service (default http://127.0.0.1:7101); replicas
-                          as a comma-separated list of URLs
-  ORVADO_BILLING_URL      billing service (default http://127.0.0.1:7102); likewise
-  ORVADO_GENERATION_URL   generation service (default http://127.0.0.1:7103); likewise
+  ORVADO_AUTH_URL         auth service; replicas as a comma-separated list of URLs
+  ORVADO_BILLING_URL      billing service; likewise
+  ORVADO_GENERATION_URL   generation service (channels, webhooks); likewise
+                          Each one unset is read from <ORVADO_DATA_DIR or ./data>/addresses.json,
+                          which \`npm start\` and start:cluster keep while they run; without
+                          it the defaults are http://127.0.0.1:7101, :7102 and :7103
   ORVADO_INTERNAL_SECRET  the services' shared secret; when unset it is read from
                           <ORVADO_DATA_DIR or ./data>/secrets.json, written by \`npm start\``;
 
@@ -49,11 +51,13 @@ const COST = `Cost:
 const PRICES = `Prices:
   orvado prices list
       List the price of one image for each model and size tier.
-  orvado prices set --model M --tier 1K|2K|4K --usd 0.06 [--free] [--note TEXT]
+  orvado prices set --model M --tier 1K|2K|4K --usd 0.06 [--create] [--free] [--note TEXT]
       Change one price. It applies to requests made after it; held requests keep
       the price they were reserved at. The change is recorded with who and why.
-      Only a model and tier that already have a price can be changed (a new one
-      gets its first price from the prices file). --usd 0 needs --free.
+      Without --create only a model and tier that already have a price can be
+      changed, so a typo creates nothing; --create gives a model (its own id, not
+      an alias) or a tier its first price, as generation asks for at start when
+      the models file offers a tier without one. --usd 0 needs --free.
   orvado prices history [--model M]
       List recorded price changes, newest first.`;
 
@@ -78,14 +82,24 @@ const WEBHOOKS = `Webhooks:
   orvado webhooks delete --id ID
       Delete an endpoint and its deliveries.`;
 
+const CHANNELS = `Channels:
+  orvado channels list [--hours H]
+      Each model's channels: the circuit breaker (closed, open, half-open), slots in
+      use, jobs that succeeded and failed over the last H hours (default 24), and the
+      channel's last upstream failure (what the upstream said, and when). Every
+      generation replica shares these in PostgreSQL.
+  orvado channels reset --model M --channel C
+      Close the channel's breaker now, for every replica (after fixing what made it
+      open). An open breaker also half-opens by itself after its cool-down.`;
+
 const OUTPUT = `Every command prints one JSON object on stdout (ledger statement --csv prints CSV). Amounts are given twice: *_usd as a
 decimal string with 6 places and *_micros as an integer string of micro-USD.
 Exit codes: 0 done, 1 a service refused or could not be reached, 2 bad arguments or config.`;
 
-export const GROUPS = ["accounts", "keys", "cost", "prices", "ledger", "webhooks"] as const;
+export const GROUPS = ["accounts", "keys", "cost", "prices", "ledger", "channels", "webhooks"] as const;
 export type Group = (typeof GROUPS)[number];
 
-const SECTIONS: Record<Group, string> = { accounts: ACCOUNTS, keys: KEYS, cost: COST, prices: PRICES, ledger: LEDGER, webhooks: WEBHOOKS };
+const SECTIONS: Record<Group, string> = { accounts: ACCOUNTS, keys: KEYS, cost: COST, prices: PRICES, ledger: LEDGER, channels: CHANNELS, webhooks: WEBHOOKS };
 
 export function globalUsage(): string {
   return `orvado: the Orvado operator's command line
@@ -101,6 +115,8 @@ ${COST}
 ${PRICES}
 
 ${LEDGER}
+
+${CHANNELS}
 
 ${WEBHOOKS}
 

@@ -18,7 +18,7 @@ export async function createWebhook(ctx: CommandContext, cmd: Extract<Command, {
   await knownAccount(ctx, cmd.accountId);
   const what = `creating a webhook endpoint for account ${cmd.accountId}`;
   const response = await call("generation", what, () =>
-    ctx.clients.generation.createWebhookEndpoint({ accountId: cmd.accountId, url: cmd.url, events: cmd.events }, CALL),
+    ctx.clients.webhooks.createWebhookEndpoint({ accountId: cmd.accountId, url: cmd.url, events: cmd.events }, CALL),
   );
   return { ...endpointJson(present(response.endpoint, "generation", what)), secret: response.secret, note: "The secret is shown once: store it now" };
 }
@@ -26,13 +26,13 @@ export async function createWebhook(ctx: CommandContext, cmd: Extract<Command, {
 export async function listWebhooks(ctx: CommandContext, cmd: Extract<Command, { name: "webhooks list" }>): Promise<Out> {
   await knownAccount(ctx, cmd.accountId);
   const what = `listing the webhook endpoints of account ${cmd.accountId}`;
-  const response = await call("generation", what, () => ctx.clients.generation.listWebhookEndpoints({ accountId: cmd.accountId }, CALL));
+  const response = await call("generation", what, () => ctx.clients.webhooks.listWebhookEndpoints({ accountId: cmd.accountId }, CALL));
   return { account_id: cmd.accountId, endpoints: response.endpoints.map(endpointJson) };
 }
 
 export async function deleteWebhook(ctx: CommandContext, cmd: Extract<Command, { name: "webhooks delete" }>): Promise<Out> {
   const what = `deleting webhook endpoint ${cmd.endpointId}`;
   // The operator names the endpoint alone (no account): generation deletes it whoever's it is.
-  const response = await call("generation", what, () => ctx.clients.generation.deleteWebhookEndpoint({ accountId: "", endpointId: cmd.endpointId }, CALL));
+  const response = await call("generation", what, () => ctx.clients.webhooks.deleteWebhookEndpoint({ accountId: "", endpointId: cmd.endpointId }, CALL));
   return { deleted: endpointJson(present(response.endpoint, "generation", what)) };
 }

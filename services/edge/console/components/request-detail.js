@@ -17,6 +17,8 @@ function jobRows(job) {
     ["Finished", job.finishedAt ? dateTime(job.finishedAt) : "not yet"],
     ...(job.imageBytes > 0 ? [["Stored", bytes(job.imageBytes)]] : []),
     ...(job.error ? [["Error", html`<code>${job.error.code}</code> <span data-testid="request-error">${job.error.message}</span>`]] : []),
+    // The operator's view only: what the upstream said (the client's answer never carries it).
+    ...(job.failureDetail ? [["Upstream cause", html`<span class="small" data-testid="failure-detail">${job.failureDetail}</span>`]] : []),
   ];
 }
 

@@ -21,6 +21,7 @@
 /** @typedef {import("../../src/console/api/answers.ts").StatementAnswer} StatementAnswer */
 /** @typedef {import("../../src/console/api/answers.ts").OverviewAnswer} OverviewAnswer */
 /** @typedef {import("../../src/console/api/answers.ts").ChannelsAnswer} ChannelsAnswer */
+/** @typedef {import("../../src/console/api/answers.ts").ChannelResetAnswer} ChannelResetAnswer */
 /** @typedef {import("../../src/console/api/answers.ts").PricesAnswer} PricesAnswer */
 /** @typedef {import("../../src/console/api/answers.ts").AdminModelsAnswer} AdminModelsAnswer */
 

@@ -2,9 +2,10 @@
 // recent window the jobs that succeeded or failed on them and how long they took.
 import { useState } from "../vendor/hooks.mjs";
 import { html } from "../lib/html.js";
-import { get } from "../lib/api.js";
-import { duration, percent } from "../lib/format.js";
+import { get, post } from "../lib/api.js";
+import { dateTime, duration, percent } from "../lib/format.js";
 import { Badge, Card, ErrorAlert, Loading, useLoad } from "../components/ui.js";
+import { useAction } from "../components/account-actions.js";
 
 const WINDOWS = [
   { hours: 1, label: "last hour" },
@@ -12,6 +13,23 @@ const WINDOWS = [
   { hours: 168, label: "last 7 days" },
 ];
 const STATE_KIND = { closed: "success", "half-open": "warning", open: "danger" };
+
+/** Closes the channel's breaker for every replica (POST /admin/channels/reset); shown while it is not closed. */
+function ResetButton({ row, onDone }) {
+  const action = useAction();
+  if (row.state === "closed") return null;
+  const reset = async () => {
+    if (await action.run(() => post("/admin/channels/reset", { model: row.model, channel: row.channel }))) onDone();
+  };
+  return html`<button type="button" class="button small" data-testid="reset-breaker" disabled=${action.busy} onClick=${reset}>Reset</button>
+    <${ErrorAlert} error=${action.error} />`;
+}
+
+/** The upstream's words at the channel's last failure, and when. */
+function LastFailure({ failure }) {
+  if (!failure) return html`<span class="muted">—</span>`;
+  return html`<span class="small" data-testid="last-failure">${failure.detail}</span> <span class="muted small nowrap">${dateTime(failure.at)}</span>`;
+}
 
 export function ChannelsSection() {
   const [hours, setHours] = useState(24);
@@ -26,7 +44,7 @@ export function ChannelsSection() {
       </label>
       <button type="button" class="button small" onClick=${reload}>Refresh</button>
     </div>
-    <${Card} title="Channel health" subtitle="Breaker state and slots are this generation process's; job counts and latency are every replica's, from the jobs table.">
+    <${Card} title="Channel health" subtitle="Breaker state, slots and the last failure are every replica's, from PostgreSQL (a sandbox channel's slots are the answering process's); job counts and latency are over the window. Reset closes an open breaker at once.">
       <${ErrorAlert} error=${error} />
       ${!data && !error && html`<${Loading} />`}
       ${data &&
@@ -34,6 +52,7 @@ export function ChannelsSection() {
         <thead><tr>
           <th>Model</th><th>Channel</th><th>Provider</th><th>Breaker</th><th class="num">In use</th>
           <th class="num">Succeeded</th><th class="num">Failed</th><th class="num">Success rate</th><th class="num">p50</th><th class="num">p95</th>
+          <th>Last failure</th><th></th>
         </tr></thead>
         <tbody>
           ${data.channels.map(
@@ -48,6 +67,8 @@ export function ChannelsSection() {
               <td class="num" data-testid="success-rate">${row.successRate === null ? "—" : percent(row.successRate)}</td>
               <td class="num nowrap">${duration(row.latencyMs.p50)}</td>
               <td class="num nowrap">${duration(row.latencyMs.p95)}</td>
+              <td><${LastFailure} failure=${row.lastFailure} /></td>
+              <td class="actions"><${ResetButton} row=${row} onDone=${reload} /></td>
             </tr>`,
           )}
         </tbody>

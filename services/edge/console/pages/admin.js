@@ -12,6 +12,7 @@ import { LimitsDialog, MONEY, TopUpDialog, limitsText, useAction } from "../comp
 import { OverviewSection } from "./admin-overview.js";
 import { ChannelsSection } from "./admin-channels.js";
 import { AccountSection } from "./admin-account.js";
+import { NewPriceForm } from "../components/new-price.js";
 
 const TABS = [
   { path: "/admin", label: "Accounts" },
@@ -182,6 +183,7 @@ function PricesSection() {
         </tbody>
       </table></div>
     <//>
+    <${NewPriceForm} onSaved=${saved} />
     <${Card} title="Recorded changes">
       ${prices.data.changes.length === 0
         ? html`<${Empty} title="No price changes yet" />`

@@ -161,13 +161,14 @@ const schemas: Record<string, Schema> = {
   RequestId: { type: "string", pattern: "^req_[A-Za-z0-9_-]{22}$" },
   Model: {
     type: "object",
-    required: ["id", "object", "created", "owned_by", "family", "tiers", "edits", "sandbox", "channels"],
+    required: ["id", "object", "created", "owned_by", "aliases", "family", "tiers", "edits", "sandbox", "channels"],
     additionalProperties: false,
     properties: {
       id: { type: "string" },
       object: { const: "model" },
       created: { type: "integer" },
       owned_by: { type: "string", enum: ["orvado", "orvado-sandbox"] },
+      aliases: { type: "array", items: { type: "string" }, description: "Other names that run this model; GET /v1/models/{alias} answers with this model" },
       family: { type: "string", enum: ["alpha", "beta"] },
       tiers: { type: "array", items: { type: "string", enum: ["1K", "2K", "4K"] } },
       edits: { type: "boolean", description: "Whether POST /v1/images/edits takes this model" },

@@ -10,6 +10,7 @@ import { idempotencyKeyOf, runImageJob } from "./image-job.ts";
 import { streamImageJob } from "./image-stream.ts";
 import { submitImageJob } from "./image-submit.ts";
 import { prefersRespondAsync } from "../prefer.ts";
+import { modelsByName } from "./models.ts";
 
 interface EditDeps {
   keys: KeyChecker;
@@ -54,7 +55,7 @@ async function refuseNotMultipart(request: FastifyRequest, reply: FastifyReply, 
   const model = typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>).model : undefined;
   if (typeof model === "string") {
     const { models } = await generation.listModels({});
-    const found = models.find((entry) => entry.id === model);
+    const found = modelsByName(models).get(model);
     if (found && !found.edits) return sendError(request, reply, ErrorCode.EDITS_NOT_AVAILABLE, `The model ${found.id} does not take image edits`);
   }
   return sendError(request, reply, ErrorCode.UNSUPPORTED_MEDIA_TYPE, "An image edit is sent as multipart/form-data, with the image in a file field named image");

@@ -9,6 +9,6 @@
 -- does: the PL/pgSQL body took less time a call on an idle machine).
 CREATE OR REPLACE FUNCTION generation.close_breakers(p_channels TEXT[]) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-  UPDATE generation.channel_state s SET consecutive_failures = 0, opened_until = NULL, trial_slot = NULL
+  UPDATE generation.channel_state s SET consecutive_failures = 0, opened_until = NULL, opened_at = NULL, trial_slot = NULL
    WHERE s.channel_key = ANY(p_channels) AND (s.consecutive_failures <> 0 OR s.trial_slot IS NOT NULL);
 END $$;

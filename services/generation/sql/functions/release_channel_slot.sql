@@ -1,7 +1,8 @@
 -- Gives a slot back and tells the channel's breaker how the call went:
 -- 'succeeded' (images or a refusal: the upstream answered) closes it,
 -- 'failed' counts a consecutive failure and opens it at the threshold for
--- p_cooldown_ms, 'cancelled' (the call never happened) teaches it nothing.
+-- p_cooldown_ms (opened_at says when, so a start can bound it by its own
+-- cool-down: channel-slots.ts boundOpenBreakers), 'cancelled' (the call never happened) teaches it nothing.
 -- A success on a closed breaker writes nothing to channel_state.
 CREATE OR REPLACE FUNCTION generation.release_channel_slot(
   p_slot TEXT, p_channel TEXT, p_outcome TEXT, p_failure_threshold INT, p_cooldown_ms BIGINT
@@ -16,6 +17,8 @@ BEGIN
            opened_until = CASE WHEN s.consecutive_failures + 1 >= p_failure_threshold
                                THEN clock_timestamp() + p_cooldown_ms * interval '1 millisecond'
                                ELSE s.opened_until END,
+           opened_at = CASE WHEN s.consecutive_failures + 1 >= p_failure_threshold
+                            THEN clock_timestamp() ELSE s.opened_at END,
            trial_slot = CASE WHEN s.trial_slot = p_slot THEN NULL ELSE s.trial_slot END
      WHERE s.channel_key = p_channel;
   ELSE

@@ -232,8 +232,8 @@ export function batches(n: number, perCall: number): number[] {
   return Array.from({ length: Math.ceil(n / size) }, (_, index) => Math.min(size, n - index * size));
 }
 
-/** A log line for an upstream error: message and status, never headers (they may hold keys). */
-function describe(error: unknown): string {
+/** An upstream error for a log line and the operator's failure cause: message and status, never headers (they may hold keys). */
+export function describe(error: unknown): string {
   if (typeof error === "string") return error;
   if (error instanceof Error) {
     const status = (error as { statusCode?: number }).statusCode;

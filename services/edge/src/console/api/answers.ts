@@ -88,8 +88,12 @@ export type ChannelsAnswer = {
     running: number;
     successRate: number | null;
     latencyMs: { avg: number | null; p50: number | null; p95: number | null };
+    /** The channel's last upstream failure (what the upstream said, and when); null when it never failed. */
+    lastFailure: { detail: string; at: string | null } | null;
   }[];
 };
+/** POST /admin/channels/reset: the channel's breaker as every replica now sees it. */
+export type ChannelResetAnswer = { model: string; channel: string; state: string; healthy: boolean };
 type PriceJson = { model: string; tier: string; usd: string; micros: number };
 type PriceChangeJson = { model: string; tier: string; oldUsd: string | null; newUsd: string; actor: string; note: string; changedAt: string | null };
 /** GET /admin/prices. */

@@ -87,5 +87,5 @@ export type UsageRow = ReturnType<typeof usageRow>;
 
 /** What every console page shows of a catalog model (the admin page adds channel health, /models the prices). */
 export function modelJson(model: Model) {
-  return { id: model.id, family: model.family, tiers: model.tiers.map(tierName), edits: model.edits, sandbox: model.sandbox };
+  return { id: model.id, aliases: model.aliases, family: model.family, tiers: model.tiers.map(tierName), edits: model.edits, sandbox: model.sandbox };
 }

@@ -9,7 +9,7 @@ import { queryInteger } from "../query-numbers.ts";
 import { costFilter, UsageQuery } from "../usage-query.ts";
 import { requestDetail } from "../request-detail.ts";
 import { sessionOf } from "../session.ts";
-import type { AdminAccountDetail, AdminBalanceAnswer, ChannelsAnswer, OverviewAnswer, RequestDetailAnswer, StatementAnswer, UsagePage } from "../answers.ts";
+import type { AdminAccountDetail, AdminBalanceAnswer, ChannelResetAnswer, ChannelsAnswer, OverviewAnswer, RequestDetailAnswer, StatementAnswer, UsagePage } from "../answers.ts";
 
 // The operator's views (docs/console.md): the overview across every account, the
 // channels' health, and one account's page (balance, keys, statement, usage,
@@ -18,6 +18,7 @@ import type { AdminAccountDetail, AdminBalanceAnswer, ChannelsAnswer, OverviewAn
 const DAY_MS = 86_400_000;
 const OverviewQuery = z.strictObject({ days: queryInteger(1, 366).default(30), top: queryInteger(1, 100).default(10) });
 const ChannelsQuery = z.strictObject({ hours: queryInteger(1, 720).default(24) });
+const ChannelReset = z.strictObject({ model: z.string().min(1).max(200), channel: z.string().min(1).max(64) });
 const StatementQuery = z.strictObject({ days: queryInteger(1, 366).default(30) });
 const SIGNED_USD = /^-?\d{1,12}(\.\d{1,6})?$/;
 const Adjustment = z.strictObject({
@@ -126,9 +127,19 @@ export function adminOperatorRoutes(api: FastifyInstance, deps: ConsoleApiDeps) 
           running: channel.running,
           successRate: ended === 0 ? null : channel.succeeded / ended,
           latencyMs: { avg: channel.latencyAvgMs ?? null, p50: channel.latencyP50Ms ?? null, p95: channel.latencyP95Ms ?? null },
+          // What the upstream said at the channel's last failure, whenever it was (every replica's).
+          lastFailure: channel.lastFailureAtUnixMs === undefined ? null : { detail: channel.lastFailureDetail, at: iso(channel.lastFailureAtUnixMs) },
         };
       }),
     };
+  });
+
+  api.post("/admin/channels/reset", async (request): Promise<ChannelResetAnswer> => {
+    const body = parseInput(ChannelReset, request.body);
+    // An unknown model or channel is generation's NotFound: 404 not_found.
+    const { channel } = await generation.resetChannel({ model: body.model, channel: body.channel });
+    request.log.info({ model: body.model, channel: body.channel, by: sessionOf(request).account.accountId }, "channel breaker reset from the console");
+    return { model: body.model, channel: channel!.name, state: channel!.state, healthy: channel!.healthy };
   });
 
   api.get<{ Params: { id: string } }>("/admin/accounts/:id", async (request): Promise<AdminAccountDetail> => {
@@ -175,7 +186,7 @@ export function adminOperatorRoutes(api: FastifyInstance, deps: ConsoleApiDeps) 
 
   api.get<{ Params: { id: string; requestId: string } }>("/admin/accounts/:id/usage/:requestId", async (request): Promise<RequestDetailAnswer> => {
     const account = await knownAccount(auth, request.params.id);
-    return requestDetail(request, deps, account.accountId, request.params.requestId, await keyNames(account.accountId));
+    return requestDetail(request, deps, account.accountId, request.params.requestId, await keyNames(account.accountId), { operator: true });
   });
 
   api.post<{ Params: { id: string } }>("/admin/accounts/:id/adjust", async (request): Promise<AdminBalanceAnswer> => {

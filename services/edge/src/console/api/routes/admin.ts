@@ -25,6 +25,8 @@ const PriceUpdate = z.strictObject({
   usd,
   // Required to set a price of $0 (billing refuses 0 without it).
   free: z.boolean().default(false),
+  // Gives a model or tier its first price; without it only an existing price changes.
+  create: z.boolean().default(false),
   note: z.string().max(500).default(""),
 });
 
@@ -114,6 +116,7 @@ export function adminRoutes(api: FastifyInstance, { auth, billing, generation }:
       tier: tierFromName(body.tier)!,
       priceMicros: usdToMicros(body.usd)!,
       free: body.free,
+      create: body.create,
       actor: sessionOf(request).account.email,
       note: body.note,
     });

@@ -7,6 +7,7 @@ import { parseInput, refuse } from "../errors.ts";
 import { keyJson } from "../format.ts";
 import { sessionOf } from "../session.ts";
 import type { KeysAnswer, NewKeyAnswer } from "../answers.ts";
+import { modelsByName } from "../../../routes/models.ts";
 
 const usd = z.string().refine((text) => usdToMicros(text) !== null, "must be a decimal USD amount such as \"5.00\"");
 const isoTime = z.string().refine((text) => parseSupportedTimestamp(text) !== null, `must be an ISO 8601 time ${TIMESTAMP_RANGE_TEXT}`);
@@ -28,12 +29,16 @@ export function keyRoutes(api: FastifyInstance, { auth, billing, generation }: C
     return keys.map((key) => keyJson(key, byKey.get(key.keyId)));
   }
 
-  /** A typo in an allowlist would make a key that can never be used: name the unknown id instead. */
-  async function checkModels(models: string[]) {
-    if (models.length === 0) return;
-    const known = new Set((await generation.listModels({})).models.map((model) => model.id));
+  /**
+   * A typo in an allowlist would make a key that can never be used: name the unknown id instead.
+   * An alias is stored as the model's own id, the name usage and prices know it by.
+   */
+  async function canonicalModels(models: string[]): Promise<string[]> {
+    if (models.length === 0) return [];
+    const known = modelsByName((await generation.listModels({})).models);
     const unknown = models.find((model) => !known.has(model));
     if (unknown !== undefined) throw refuse(ErrorCode.INVALID_FIELD, `models: ${JSON.stringify(unknown)} is not a model of this service`);
+    return [...new Set(models.map((model) => known.get(model)!.id))];
   }
 
   api.get("/keys", async (request): Promise<KeysAnswer> => {
@@ -45,8 +50,7 @@ export function keyRoutes(api: FastifyInstance, { auth, billing, generation }: C
   api.post("/keys", async (request, reply) => {
     const body = parseInput(NewKey, request.body);
     const accountId = sessionOf(request).account.accountId;
-    const models = body.models ?? [];
-    await checkModels(models);
+    const models = await canonicalModels(body.models ?? []);
     const created = await auth.createKey({
       accountId,
       name: body.name,
