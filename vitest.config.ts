@@ -16,6 +16,7 @@ const KAFKA_SUITES = [
   "services/stack/src/idempotency.test.ts",
   "services/stack/src/image-edits.test.ts",
   "services/stack/src/async-submit.test.ts",
+  "services/stack/src/streaming.test.ts",
   "services/stack/src/faults.test.ts",
   "services/billing/src/settlement.test.ts",
   "services/billing/src/two-consumers.test.ts",

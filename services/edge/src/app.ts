@@ -103,10 +103,10 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   );
   metricsRoutes(app, { generation });
   const keys = new KeyChecker(auth, config.keyCacheMs);
-  imageRoutes(app, { keys, generation, publicUrl: config.publicUrl });
+  imageRoutes(app, { keys, generation, publicUrl: config.publicUrl, heartbeatMs: config.streamHeartbeatMs });
   // Parses nothing by itself: the edit route reads its parts as they stream, within its own bounds.
   app.register(multipart);
-  imageEditRoutes(app, { keys, generation, publicUrl: config.publicUrl, limits: config.edits });
+  imageEditRoutes(app, { keys, generation, publicUrl: config.publicUrl, limits: config.edits, heartbeatMs: config.streamHeartbeatMs });
   jobRoutes(app, { keys, generation, billing, publicUrl: config.publicUrl });
   modelRoutes(app, { generation });
   costRoutes(app, { billing });

@@ -19,6 +19,8 @@ const schema = z.object({
   // idle connection before the edge does, or a request it sends on it as the edge closes it is lost
   // (a 502). Fastify's own default, for that reason (docs/configuration.md#behind-a-load-balancer).
   EDGE_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(72_000),
+  // Below the idle timeouts of common proxies and balancers (30-60 s and up), so a quiet stream is never cut.
+  EDGE_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(120_000).default(15_000),
   // An edit's files travel to generation in one RPC message: the ceilings bound it (@orvado/core limits.ts).
   EDGE_EDIT_MAX_IMAGES: z.coerce.number().int().min(1).max(EDIT_IMAGE_COUNT_CEILING).default(EDIT_IMAGE_COUNT_CEILING),
   EDGE_EDIT_MAX_FILE_BYTES: z.coerce.number().int().min(1024).max(EDIT_UPLOAD_BYTES_CEILING).default(16 * 1024 * 1024),
@@ -44,6 +46,8 @@ const schema = z.object({
   requestTimeoutMs: env.EDGE_REQUEST_TIMEOUT_MS,
   /** How long a keep-alive connection may sit idle between requests before it is closed. */
   keepAliveTimeoutMs: env.EDGE_KEEP_ALIVE_TIMEOUT_MS,
+  /** How often a streamed answer (text/event-stream) sends a `: keep-alive` comment line. */
+  streamHeartbeatMs: env.EDGE_STREAM_HEARTBEAT_MS,
   /** Bounds of an image edit's multipart upload (POST /v1/images/edits). */
   edits: {
     /** Input images per edit (image or image[] parts). */

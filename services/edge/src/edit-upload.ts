@@ -2,7 +2,7 @@ import type { FastifyRequest } from "fastify";
 import type { Multipart } from "@fastify/multipart";
 import { ErrorCode } from "@orvado/proto";
 import type { EditUploadLimits } from "./config.ts";
-import { EDIT_FILE_FIELDS, INTEGER_FIELDS } from "@orvado/core/image-request";
+import { BOOLEAN_FIELDS, EDIT_FILE_FIELDS, INTEGER_FIELDS } from "@orvado/core/image-request";
 import { parsePlainInteger } from "./plain-integer.ts";
 
 // The multipart/form-data body of an image edit (OpenAI's POST /v1/images/edits): files
@@ -17,7 +17,7 @@ export interface UploadedFile {
 }
 
 export interface EditUpload {
-  /** The text fields, with the integer ones read as numbers, for checkImageRequestBody. */
+  /** The text fields, with the integer and boolean ones read as such, for checkImageRequestBody. */
   fields: Record<string, unknown>;
   images: UploadedFile[];
   mask?: UploadedFile;
@@ -48,7 +48,7 @@ export async function readEditUpload(request: FastifyRequest, limits: EditUpload
       const refused = part.type === "file" ? checkFilePart(part.fieldname, images.length, mask !== undefined, limits) : checkTextPart(part, fields);
       if (refused) return refused;
       if (part.type === "field") {
-        fields.set(part.fieldname, INTEGER_FIELDS.has(part.fieldname) ? (parsePlainInteger(part.value) ?? part.value) : part.value);
+        fields.set(part.fieldname, textFieldValue(part.fieldname, part.value as string));
         continue;
       }
       const file = { data: await part.toBuffer(), mediaType: part.mimetype };
@@ -61,6 +61,13 @@ export async function readEditUpload(request: FastifyRequest, limits: EditUpload
     return uploadError(error, limits);
   }
   return { ok: true, upload: { fields: Object.fromEntries(fields), images, ...(mask && { mask }) } };
+}
+
+/** A text part as a JSON body would carry it: integers and booleans read from their plain text, anything else left for the contract to refuse. */
+function textFieldValue(name: string, text: string): unknown {
+  if (INTEGER_FIELDS.has(name)) return parsePlainInteger(text) ?? text;
+  if (BOOLEAN_FIELDS.has(name)) return text === "true" ? true : text === "false" ? false : text;
+  return text;
 }
 
 function checkFilePart(name: string, imageCount: number, hasMask: boolean, limits: EditUploadLimits): UploadRead | null {

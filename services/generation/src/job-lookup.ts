@@ -12,7 +12,7 @@ import { storedImageLink } from "./storage/signed-links.ts";
 export type GeneratedImagesInit = MessageInitShape<typeof GeneratedImagesSchema>;
 
 export type JobState =
-  | { case: "running"; createdUnix: bigint }
+  | { case: "running"; createdUnix: bigint; progress?: number; previewUrlPath?: string }
   | { case: "images"; value: GeneratedImagesInit }
   | { case: "failure"; value: Refusal };
 
@@ -37,6 +37,10 @@ interface JobRow {
   should_retry: boolean | null;
   created_at: Date;
   finished_at: Date | null;
+  progress: number | null;
+  preview_image_id: string | null;
+  preview_content_type: string | null;
+  preview_expires_at: Date | null;
 }
 
 interface ImageRow {
@@ -62,15 +66,32 @@ export function answerCreatedUnix(finishedAt: Date): bigint {
 /** Null when the request id has no job, or the job belongs to another account. */
 export async function lookupJob(deps: JobLookupDeps, requestId: string, accountId: string, shape: ResultShape): Promise<JobState | null> {
   const { rows } = await deps.db.query<JobRow>(
-    `SELECT status, response_format, error_code, error_message, should_retry, created_at, finished_at
-       FROM generation.jobs WHERE request_id = $1 AND account_id = $2`,
+    `SELECT job.status, job.response_format, job.error_code, job.error_message, job.should_retry, job.created_at, job.finished_at,
+            job.progress, preview.image_id AS preview_image_id, preview.content_type AS preview_content_type, preview.expires_at AS preview_expires_at
+       FROM generation.jobs job
+       LEFT JOIN generation.previews preview ON preview.image_id = job.preview_image_id AND preview.deleted_at IS NULL AND preview.expires_at > now()
+      WHERE job.request_id = $1 AND job.account_id = $2`,
     [requestId, accountId],
   );
   const job = rows[0];
   if (!job) return null;
-  if (job.status === "running") return { case: "running", createdUnix: unix(job.created_at) };
+  if (job.status === "running") return runningState(deps, job);
   if (job.status === "failed") return { case: "failure", value: storedFailure(job) };
   return storedImages(deps, requestId, job, shape === "as_requested" && job.response_format === "B64_JSON");
+}
+
+/** A running job, with its newest progress and preview link when its upstream reported them (job-progress.ts). */
+function runningState(deps: JobLookupDeps, job: JobRow): JobState {
+  const preview =
+    job.preview_image_id && job.preview_content_type && job.preview_expires_at
+      ? storedImageLink(job.preview_image_id, job.preview_expires_at, job.preview_content_type, deps.urlSigningSecret)
+      : undefined;
+  return {
+    case: "running",
+    createdUnix: unix(job.created_at),
+    ...(job.progress !== null && { progress: job.progress }),
+    ...(preview && { previewUrlPath: preview }),
+  };
 }
 
 function storedFailure(job: JobRow): Refusal {

@@ -144,19 +144,24 @@ export interface ImageRow {
   expires_at: Date;
 }
 
-/** Null for an unknown image, and for one whose file the sweeper has deleted. */
+/** Null for an unknown image, and for one whose file the sweeper has deleted; a running job's preview (job-progress.ts) is an image too. */
 export async function findImage(db: Db, imageId: string): Promise<ImageRow | null> {
   const result = await db.query<ImageRow>(
-    "SELECT content_type, expires_at FROM generation.images WHERE image_id = $1 AND deleted_at IS NULL",
+    `SELECT content_type, expires_at FROM generation.images WHERE image_id = $1 AND deleted_at IS NULL
+     UNION ALL
+     SELECT content_type, expires_at FROM generation.previews WHERE image_id = $1 AND deleted_at IS NULL`,
     [imageId],
   );
   return result.rows[0] ?? null;
 }
 
-/** Images whose links have expired and whose files are still stored, oldest first. */
+/** Images and previews whose links have expired and whose files are still stored, oldest first. */
 export async function findExpiredImages(db: Db, limit: number): Promise<string[]> {
   const result = await db.query<{ image_id: string }>(
-    "SELECT image_id FROM generation.images WHERE deleted_at IS NULL AND expires_at <= now() ORDER BY expires_at LIMIT $1",
+    `SELECT image_id, expires_at FROM generation.images WHERE deleted_at IS NULL AND expires_at <= now()
+     UNION ALL
+     SELECT image_id, expires_at FROM generation.previews WHERE deleted_at IS NULL AND expires_at <= now()
+     ORDER BY expires_at LIMIT $1`,
     [limit],
   );
   return result.rows.map((row) => row.image_id);
@@ -164,6 +169,7 @@ export async function findExpiredImages(db: Db, limit: number): Promise<string[]
 
 export async function markImageDeleted(db: Db, imageId: string): Promise<void> {
   await db.query("UPDATE generation.images SET deleted_at = now() WHERE image_id = $1 AND deleted_at IS NULL", [imageId]);
+  await db.query("UPDATE generation.previews SET deleted_at = now() WHERE image_id = $1 AND deleted_at IS NULL", [imageId]);
 }
 
 /** After a failover the job row names the channel that is now running it. */

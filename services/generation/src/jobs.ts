@@ -26,6 +26,7 @@ import { channelCanEdit } from "./providers/edit-support.ts";
 import { channelKey } from "./catalog.ts";
 import { answerCreatedUnix } from "./job-lookup.ts";
 import { reserveRequestFor } from "./reserve-request.ts";
+import { JobProgressWriter } from "./job-progress.ts";
 import { recordChannelFailure } from "./channel-slots.ts";
 
 type CreateImageReply = MessageInitShape<typeof CreateImageResponseSchema>;
@@ -83,11 +84,13 @@ export class JobRunner {
   readonly #jobStarts: SharedCalls<JobStart, void>;
   readonly #jobSuccesses: SharedCalls<JobSuccess, Date>;
   readonly #idempotency: IdempotentRequests;
+  readonly #progress: JobProgressWriter;
 
   constructor(private readonly deps: JobDeps) {
     this.#idempotency = new IdempotentRequests({ ...deps, urlSigningSecret: deps.config.urlSigningSecret });
     this.#jobStarts = jobStartWriter(deps.db);
     this.#jobSuccesses = jobSuccessWriter(deps.db);
+    this.#progress = new JobProgressWriter({ db: deps.db, store: deps.store, urlTtlSeconds: deps.config.urlTtlSeconds, logger: deps.logger });
     this.answerGate = new AnswerGate(ANSWER_GATE_LIMITS);
     // Throws at start when a channel's key variable is missing (catalog.ts resolveChannelKeys).
     this.channels = new ChannelPool(deps.catalog, deps.db, {
@@ -229,9 +232,15 @@ export class JobRunner {
     let metricOutcome: JobOutcome = "failed";
     let slot = firstSlot;
     const answerPlace = this.answerGate.pass();
+    // Every job's progress goes to its row, for the lookup on any replica (job-progress.ts), and to its observer.
+    const recorded = this.#progress.follow(ids.requestId);
+    const onProgress = (progress: UpstreamProgress) => {
+      recorded.report(progress);
+      observer?.progress?.(progress);
+    };
     try {
       let stepStart = performance.now();
-      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, answerPlace, observer?.progress?.bind(observer));
+      const outcome = await this.#generateWithFailover(ids, spec, signal, slot, (next) => (slot = next), log, answerPlace, onProgress);
       this.deps.metrics?.stepTook("upstream", stepStart);
       if (!outcome.ok) metricOutcome = outcome.kind === "refused" ? "refused" : "failed";
       if (!outcome.ok) return await this.#fail(ids, outcome.message, outcome.kind !== "refused", outcome.detail);
@@ -264,6 +273,7 @@ export class JobRunner {
       if (timedOut) await this.#noteChannelFailure(slot.key, detail, log);
       return await this.#fail(ids, message, true, detail);
     } finally {
+      recorded.end();
       answerPlace.release();
       clearDeadline();
       // Awaited before the answer, so a client that waits for one job before the next finds its slot free
@@ -337,6 +347,7 @@ export class JobRunner {
       edit: spec.edit,
       background: spec.background,
       moderation: spec.moderation,
+      partialImages: spec.partialImages,
     };
   }
 

@@ -12,6 +12,7 @@ import { lookupJob, lookupJobDetail } from "./job-lookup.ts";
 import { channelStatsRows, channelWindowStats } from "./channel-stats.ts";
 import { lastChannelFailures, resetBreaker } from "./channel-slots.ts";
 import type { GenerationMetrics } from "./metrics.ts";
+import { followJob } from "./job-stream.ts";
 import { submitImage } from "./submit.ts";
 import type { Logger } from "@orvado/core";
 
@@ -22,6 +23,8 @@ export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunn
   return (router: ConnectRouter) =>
     router.service(GenerationService, {
       createImage: (req) => deps.jobs.createImage(req),
+      // A caller that leaves stops following the job; the job runs on and is charged (job-stream.ts).
+      streamImage: (req, context) => followJob(deps.jobs, req, context.signal),
       // Answers once the job runs; the job itself goes on here to its end (submit.ts).
       submitImage: (req) => submitImage(deps.jobs, req, deps.logger),
       async listModels() {
@@ -48,7 +51,10 @@ export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunn
           lookupJobDetail(deps.db, req.requestId, req.accountId),
         ]);
         if (!state || !detail) throw new ConnectError("no such request", Code.NotFound);
-        if (state.case === "running") return { state: { case: "running", value: { createdUnix: state.createdUnix } }, detail };
+        if (state.case === "running") {
+          const { createdUnix, progress, previewUrlPath } = state;
+          return { state: { case: "running", value: { createdUnix, progress, previewUrlPath } }, detail };
+        }
         if (state.case === "images") return { state: { case: "images", value: state.value }, detail };
         return { state: { case: "failure", value: state.value }, detail };
       },

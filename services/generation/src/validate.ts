@@ -41,6 +41,8 @@ export interface JobSpec {
   moderation: string | undefined;
   /** Set for an image edit once its uploads are read (edit-inputs.ts); absent for a generation. */
   edit?: EditInputs;
+  /** Previews a stream asked for (`partial_images`, 0–3); providers that render previews send at most this many. */
+  partialImages: number;
 }
 
 export type Validation = { ok: true; spec: JobSpec } | { ok: false; refusal: Refusal };
@@ -95,6 +97,7 @@ export function validateImageRequest(req: CreateImageRequest, catalog: Catalog, 
       output: output.spec,
       background: req.background,
       moderation: req.moderation,
+      partialImages: output.partialImages,
     },
   };
 }
@@ -115,8 +118,9 @@ function checkEditUploads(req: CreateImageRequest, model: CatalogModel, tier: Ti
 }
 
 /** The edge checked these already; a caller over RPC is held to the same rules ("" is how the wire says absent). */
-function checkOutput(req: CreateImageRequest): { ok: true; spec: OutputSpec } | { ok: false; refusal: Refusal } {
+function checkOutput(req: CreateImageRequest): { ok: true; spec: OutputSpec; partialImages: number } | { ok: false; refusal: Refusal } {
   const checked = checkFieldValues({
+    partial_images: req.partialImages,
     user: req.user || undefined,
     output_format: req.outputFormat || undefined,
     output_compression: req.outputCompression,
@@ -125,7 +129,8 @@ function checkOutput(req: CreateImageRequest): { ok: true; spec: OutputSpec } | 
   });
   if (!checked.ok) return refuseWith(checked);
   const format = (checked.values.output_format ?? GENERATION_FIELDS.output_format.default) as OutputFormat;
-  return { ok: true, spec: { format, compression: checked.values.output_compression as number | undefined } };
+  const partialImages = (checked.values.partial_images as number | undefined) ?? GENERATION_FIELDS.partial_images.default;
+  return { ok: true, spec: { format, compression: checked.values.output_compression as number | undefined }, partialImages };
 }
 
 /**

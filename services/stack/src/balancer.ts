@@ -31,6 +31,11 @@ export interface BalancerSettings {
   edges: string[];
   /** Longest a request may stay open (a job runs up to GENERATION_JOB_TIMEOUT_MS): the client and server timeouts exceed it. */
   longestRequestMs: number;
+  /**
+   * HAProxy's `timeout server` (how long an edge may send nothing) when it must be shorter,
+   * as an idle timeout of a balancer in front of Orvado often is; a stream's heartbeats keep it from firing.
+   */
+  serverIdleTimeoutMs?: number;
 }
 
 /**
@@ -61,7 +66,7 @@ export function haproxyConfig(settings: BalancerSettings): string {
     "  mode http",
     "  timeout connect 5s",
     `  timeout client ${timeout}`,
-    `  timeout server ${timeout}`,
+    `  timeout server ${settings.serverIdleTimeoutMs === undefined ? timeout : `${settings.serverIdleTimeoutMs}ms`}`,
     `  timeout tunnel ${timeout}`,
     "  timeout http-request 30s",
     `  timeout http-keep-alive ${BALANCER_KEEP_ALIVE_MS}ms`,

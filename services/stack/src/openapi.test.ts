@@ -61,6 +61,20 @@ describe("/openapi.json", () => {
     expect(edits.responses["400"]!.description).toContain("`edits_not_available`");
   });
 
+  it("documents stream and partial_images on both POSTs, their text/event-stream answer, and a running job's progress", async () => {
+    const served = (await (await fetch(`${stack.edgeUrl}/openapi.json`)).json()) as typeof OPENAPI_DOCUMENT;
+    const schemas = served.components.schemas as Record<string, { properties: Record<string, Record<string, unknown>> }>;
+    for (const body of ["ImageGenerationRequest", "ImageEditRequest"]) {
+      expect(schemas[body]!.properties.stream).toMatchObject({ default: false });
+      expect(schemas[body]!.properties.partial_images).toMatchObject({ default: 0 });
+    }
+    const paths = served.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>;
+    for (const path of ["/v1/images/generations", "/v1/images/edits"]) {
+      expect(Object.keys(paths[path]!.post!.responses["200"]!.content!)).toEqual(["application/json", "text/event-stream"]);
+    }
+    expect(Object.keys(schemas.JobRunning!.properties)).toEqual(["id", "object", "status", "created", "progress", "preview_url"]);
+  });
+
   it("documents the async submit on both image POSTs: the Prefer header and the 202 with Location", () => {
     const paths = OPENAPI_DOCUMENT.paths as Record<string, Record<string, { parameters: { name: string; in: string }[]; responses: Record<string, { headers: Record<string, { required?: boolean }> }> }>>;
     for (const path of ["/v1/images/generations", "/v1/images/edits"]) {

@@ -11,13 +11,14 @@ describe("defaults", () => {
     expect(checkImageRequestBody({ model: "beta", prompt: "a cat" })).toEqual({
       ok: true,
       body: { model: "beta", prompt: "a cat", responseFormat: ResponseFormat.URL, user: "", outputFormat: "png" },
+      stream: false,
     });
   });
 
   it("are the documented ones (docs/api.md#request-body)", () => {
     expect([DEFAULT_SIZE, DEFAULT_IMAGE_COUNT, DEFAULT_OUTPUT_COMPRESSION]).toEqual(["1024x1024", 1, 100]);
     const defaults = Object.fromEntries(Object.entries(GENERATION_FIELDS).flatMap(([name, field]) => ("default" in field ? [[name, field.default]] : [])));
-    expect(defaults).toEqual({ size: "1024x1024", response_format: "url", n: 1, output_format: "png", output_compression: 100 });
+    expect(defaults).toEqual({ size: "1024x1024", response_format: "url", n: 1, output_format: "png", output_compression: 100, stream: false, partial_images: 0 });
   });
 
   it("are stated in the JSON Schema of the request", () => {

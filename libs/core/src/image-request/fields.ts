@@ -27,6 +27,10 @@ export const RESPONSE_FORMATS = ["url", "b64_json"] as const;
 export const OUTPUT_FORMATS = ["png", "jpeg", "webp"] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export const BACKGROUNDS = ["transparent", "opaque", "auto"] as const;
+/** OpenAI's bound on `partial_images` (docs/api.md#streaming). */
+export const MAX_PARTIAL_IMAGES = 3;
+/** Applied by generation (validate.ts): no previews unless asked for. */
+export const DEFAULT_PARTIAL_IMAGES = 0;
 export const MODERATIONS = ["low", "auto"] as const;
 
 export interface RequestField {
@@ -39,11 +43,14 @@ export interface RequestField {
   readonly catalog?: z.ZodType;
   readonly required?: true;
   /** What an absent field means, as documented; applied by the edge when whenAbsent says so, else where its DEFAULT_ constant says. */
-  readonly default?: string | number;
+  readonly default?: string | number | boolean;
   /** What the edge puts on the wire for an absent field: proto3 strings and enums cannot be absent. */
   readonly whenAbsent?: string;
-  /** The CreateImageRequest field the value travels in. */
-  readonly rpc: keyof Omit<CreateImageRequest, "$typeName">;
+  /**
+   * The CreateImageRequest field the value travels in; absent for a field that only tells the
+   * edge how to answer (`stream`: the edge picks the StreamImage call instead of CreateImage).
+   */
+  readonly rpc?: keyof Omit<CreateImageRequest, "$typeName">;
   readonly toRpc?: (value: never) => unknown;
   readonly description?: string;
   readonly examples?: readonly string[];
@@ -145,17 +152,36 @@ export const GENERATION_FIELDS = {
     rpc: "moderation",
     description: "As background: openai and openai-compatible providers only",
   },
+  stream: {
+    schema: z.boolean({ error: "stream must be true or false" }),
+    default: false,
+    description: "true answers text/event-stream: partial images, then one completed event per image (docs/api.md#streaming)",
+  },
+  partial_images: {
+    // Without stream it is accepted and ignored, as OpenAI does.
+    schema: z
+      .int({ error: partialImagesMessage() })
+      .min(0, { error: partialImagesMessage() })
+      .max(MAX_PARTIAL_IMAGES, { error: partialImagesMessage() }),
+    default: DEFAULT_PARTIAL_IMAGES,
+    rpc: "partialImages",
+    description: "Previews sent as partial_image events before the image, when the upstream makes them; only with stream",
+  },
 } as const satisfies Record<string, RequestField>;
 
 function userMessage() {
   return `user must be a string of 1 to ${MAX_USER_CHARS} characters without control characters`;
+}
+function partialImagesMessage() {
+  return `partial_images must be an integer from 0 to ${MAX_PARTIAL_IMAGES}`;
 }
 function compressionMessage() {
   return "output_compression must be an integer from 0 to 100";
 }
 
 export type FieldName = keyof typeof GENERATION_FIELDS;
-export type RpcName = (typeof GENERATION_FIELDS)[FieldName]["rpc"];
+type RpcOf<T> = T extends { rpc: infer R } ? R : never;
+export type RpcName = RpcOf<(typeof GENERATION_FIELDS)[FieldName]>;
 
 /** Rules between fields, checked once each field passed its own (the output_format default included). */
 export const COMBINATION_RULES: readonly { refuses: (values: FieldValues) => boolean; message: string }[] = [

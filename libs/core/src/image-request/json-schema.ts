@@ -47,3 +47,10 @@ export const INTEGER_FIELDS: ReadonlySet<string> = new Set(
     .filter(([, field]) => jsonSchemaOf(field.schema).type === "integer")
     .map(([name]) => name),
 );
+
+/** Text fields a JSON body carries as booleans; multipart carries them as the text "true" or "false". */
+export const BOOLEAN_FIELDS: ReadonlySet<string> = new Set(
+  Object.entries(GENERATION_FIELDS)
+    .filter(([, field]) => jsonSchemaOf(field.schema).type === "boolean")
+    .map(([name]) => name),
+);

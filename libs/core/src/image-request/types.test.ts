@@ -40,7 +40,7 @@ describe("types", () => {
 
   it("puts each field under its CreateImageRequest name, response_format as the enum", () => {
     const check = checkImageRequestBody(
-      body({ size: "2k", quality: "high", response_format: "b64_json", n: 2, user: "u-1", output_format: "webp", output_compression: 0, background: "opaque", moderation: "low" }),
+      body({ size: "2k", quality: "high", response_format: "b64_json", n: 2, user: "u-1", output_format: "webp", output_compression: 0, background: "opaque", moderation: "low", stream: true, partial_images: 2 }),
     );
     expect(check).toEqual({
       ok: true,
@@ -56,7 +56,20 @@ describe("types", () => {
         outputCompression: 0,
         background: "opaque",
         moderation: "low",
+        partialImages: 2,
       },
+      // stream is the edge's: it picks StreamImage, and travels in no field.
+      stream: true,
     });
+  });
+
+  it("takes stream as a boolean and partial_images from 0 to 3", () => {
+    expect(checkRequestFields(body({ stream: false, partial_images: 0 }))).toMatchObject({ ok: true, values: { stream: false, partial_images: 0 } });
+    for (const stream of ["true", 1, []]) {
+      expect(checkRequestFields(body({ stream }))).toEqual({ ok: false, code: ErrorCode.INVALID_FIELD, message: "stream must be true or false" });
+    }
+    for (const partialImages of [-1, 4, 1.5, "2"]) {
+      expect(checkRequestFields(body({ partial_images: partialImages }))).toEqual({ ok: false, code: ErrorCode.INVALID_FIELD, message: "partial_images must be an integer from 0 to 3" });
+    }
   });
 });

@@ -11,9 +11,9 @@ describe("unknown fields", () => {
     expect(checkRequestFields({ model: "beta", prompt: "x", style: "vivid" })).toEqual({
       ok: false,
       code: ErrorCode.UNKNOWN_FIELD,
-      message: 'Unknown field "style"; supported fields: model, prompt, size, quality, response_format, n, user, output_format, output_compression, background, moderation',
+      message: 'Unknown field "style"; supported fields: model, prompt, size, quality, response_format, n, user, output_format, output_compression, background, moderation, stream, partial_images',
     });
-    expect(FIELD_NAMES).toEqual(["model", "prompt", "size", "quality", "response_format", "n", "user", "output_format", "output_compression", "background", "moderation"]);
+    expect(FIELD_NAMES).toEqual(["model", "prompt", "size", "quality", "response_format", "n", "user", "output_format", "output_compression", "background", "moderation", "stream", "partial_images"]);
   });
 
   it("include Object.prototype's names sent as fields, which find nothing of the prototype", () => {

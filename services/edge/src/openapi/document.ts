@@ -149,7 +149,14 @@ const schemas: Record<string, Schema> = {
     type: "object",
     required: ["id", "object", "status", "created"],
     additionalProperties: false,
-    properties: { id: ref("RequestId"), object: { const: "image.generation" }, status: { const: "running" }, created: { type: "integer" } },
+    properties: {
+      id: ref("RequestId"),
+      object: { const: "image.generation" },
+      status: { const: "running" },
+      created: { type: "integer" },
+      progress: { type: "number", minimum: 0, maximum: 1, description: "How far the job is, when its upstream reports it" },
+      preview_url: { type: "string", description: "A signed link to the job's newest preview render, when its upstream made one" },
+    },
   },
   RequestId: { type: "string", pattern: "^req_[A-Za-z0-9_-]{22}$" },
   Model: {
@@ -210,6 +217,23 @@ const schemas: Record<string, Schema> = {
   },
 };
 
+/** `stream: true` (docs/api.md#streaming): server-sent events in OpenAI's shapes. */
+const eventStream = (kind: "image_generation" | "image_edit") => ({
+  schema: {
+    type: "string",
+    description:
+      `Server-sent events: \`${kind}.partial_image\` (up to partial_images of them), then one \`${kind}.completed\` per image (b64_json, created_at, size, quality, ` +
+      "background, output_format, usage), or an `error` event (`{\"type\":\"error\",\"error\":{message,type,code}}`) if the job fails after the stream began; " +
+      "a `: keep-alive` comment line every EDGE_STREAM_HEARTBEAT_MS",
+  },
+});
+
+/** The 200 of an images POST: JSON, or the event stream when the body asked for `stream`. */
+const imagesAnswer = (description: string, kind: "image_generation" | "image_edit"): Json => {
+  const answer = json(ref("ImagesResponse"), `${description}; with \`stream: true\`, text/event-stream`);
+  return { ...answer, content: { ...(answer.content as Json), "text/event-stream": eventStream(kind) } };
+};
+
 const imageFile = { description: "The image, binary", content: Object.fromEntries(["image/png", "image/jpeg", "image/webp"].map((type) => [type, {}])) };
 
 const paths: Record<string, Json> = {
@@ -222,7 +246,7 @@ const paths: Record<string, Json> = {
       parameters: [IDEMPOTENCY_KEY_PARAMETER, PREFER_PARAMETER],
       requestBody: { required: true, content: { "application/json": { schema: ref("ImageGenerationRequest") } } },
       responses: {
-        "200": json(ref("ImagesResponse"), "The images; `Idempotent-Replayed: true` on an idempotent retry"),
+        "200": imagesAnswer("The images; `Idempotent-Replayed: true` on an idempotent retry", "image_generation"),
         "202": SUBMITTED,
         ...errors(...BODY_ROUTE, ...KEY, ...IMAGE_REQUEST, ...ANY_ROUTE),
       },
@@ -251,7 +275,7 @@ const paths: Record<string, Json> = {
       parameters: [IDEMPOTENCY_KEY_PARAMETER, PREFER_PARAMETER],
       requestBody: { required: true, content: { "multipart/form-data": { schema: ref("ImageEditRequest") } } },
       responses: {
-        "200": json(ref("ImagesResponse"), "The edited images"),
+        "200": imagesAnswer("The edited images", "image_edit"),
         "202": SUBMITTED,
         ...errors(...BODY_ROUTE, ErrorCode.EDITS_NOT_AVAILABLE, ...KEY, ...IMAGE_REQUEST, ...ANY_ROUTE),
       },

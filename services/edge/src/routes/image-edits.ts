@@ -7,6 +7,7 @@ import type { KeyChecker } from "../key-check.ts";
 import type { EditUploadLimits } from "../config.ts";
 import { readEditUpload } from "../edit-upload.ts";
 import { idempotencyKeyOf, runImageJob } from "./image-job.ts";
+import { streamImageJob } from "./image-stream.ts";
 import { submitImageJob } from "./image-submit.ts";
 import { prefersRespondAsync } from "../prefer.ts";
 import { modelsByName } from "./models.ts";
@@ -16,6 +17,7 @@ interface EditDeps {
   generation: Client<typeof GenerationService>;
   publicUrl?: string;
   limits: EditUploadLimits;
+  heartbeatMs: number;
 }
 
 /**
@@ -35,7 +37,11 @@ export function imageEditRoutes(app: FastifyInstance, deps: EditDeps) {
     const shape = checkImageRequestBody(read.upload.fields);
     if (!shape.ok) return sendError(request, reply, shape.code, shape.message);
     const { images, mask } = read.upload;
-    return (prefersRespondAsync(request.headers.prefer) ? submitImageJob : runImageJob)(request, reply, deps, key.key, idempotencyKey, { ...shape.body, edit: true, inputImages: images, mask });
+    const fields = { ...shape.body, edit: true, inputImages: images, mask };
+    // A stream answers a long job itself: Prefer: respond-async is not applied to one.
+    if (shape.stream) return streamImageJob(request, reply, deps, key.key, idempotencyKey, fields, "image_edit");
+    // partial_images without stream is accepted and ignored, as OpenAI does.
+    return (prefersRespondAsync(request.headers.prefer) ? submitImageJob : runImageJob)(request, reply, deps, key.key, idempotencyKey, { ...fields, partialImages: undefined });
   });
 }
 

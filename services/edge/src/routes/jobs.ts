@@ -51,7 +51,11 @@ export function jobLookup(deps: JobLookupDeps, accountOf: LookupAccount) {
       if (held?.state === "not_run") return sendFailure(reply, { code: ErrorCode.ASYNC_IMAGE_FAILED, message: NOT_RUN_MESSAGE, shouldRetry: true }, lookedUp);
       return notFound();
     }
-    if (state.case === "running") return running(reply, lookedUp, Number(state.value.createdUnix));
+    if (state.case === "running") {
+      const { createdUnix, progress, previewUrlPath } = state.value;
+      const base = publicBase(request, deps.publicUrl);
+      return running(reply, lookedUp, Number(createdUnix), { progress, previewUrl: previewUrlPath ? `${base}${previewUrlPath}` : undefined });
+    }
     if (state.case === "images") {
       const base = publicBase(request, deps.publicUrl);
       return {
@@ -72,10 +76,21 @@ function sendFailure(reply: FastifyReply, failure: { code: ErrorCode; message: s
   return reply.code(httpStatusFor(failure.code)).send(errorBody(failure.code, failure.message, requestId));
 }
 
-/** A running job's 202, the lookup's and an async submit's (image-submit.ts): the same shape and Retry-After. */
-export function running(reply: FastifyReply, requestId: string, createdUnix: number) {
+/**
+ * A running job's 202, the lookup's and an async submit's (image-submit.ts): the same shape and Retry-After;
+ * with its progress (0-1) and a link to its newest preview once its upstream reported them.
+ */
+export function running(reply: FastifyReply, requestId: string, createdUnix: number, seen: { progress?: number; previewUrl?: string } = {}) {
   reply.code(202).header("retry-after", String(POLL_AFTER_SECONDS));
-  return { id: requestId, object: "image.generation", status: "running", created: createdUnix };
+  return {
+    id: requestId,
+    object: "image.generation",
+    status: "running",
+    created: createdUnix,
+    // A float32 on the wire: rounded so 0.3 reads 0.3, not 0.30000001192092896.
+    ...(seen.progress !== undefined && { progress: Math.round(seen.progress * 1000) / 1000 }),
+    ...(seen.previewUrl && { preview_url: seen.previewUrl }),
+  };
 }
 
 const NOT_RUN_MESSAGE = "The request's job ended before it was recorded (its service stopped, or its outcome could not be written); it was not charged";

@@ -38,8 +38,8 @@ export async function generateOnChannel(
   onProgress?: (progress: UpstreamProgress) => void,
 ): Promise<UpstreamOutcome> {
   if (channel.provider === "sandbox") {
-    const { prompt, width, height, n, edit } = request;
-    const outcome = await generateWithSandbox({ prompt, width, height, n, edit, signal: jobSignal });
+    const { prompt, width, height, n, edit, partialImages } = request;
+    const outcome = await generateWithSandbox({ prompt, width, height, n, edit, signal: jobSignal, partialImages, onProgress });
     return outcome.ok ? { ...outcome, resized: 0 } : { ...outcome, detail: outcome.message };
   }
   let refusal: string | undefined;

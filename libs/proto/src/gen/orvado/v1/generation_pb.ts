@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file orvado/v1/generation.proto.
  */
 export const file_orvado_v1_generation: GenFile = /*@__PURE__*/
-  fileDesc("ChpvcnZhZG8vdjEvZ2VuZXJhdGlvbi5wcm90bxIJb3J2YWRvLnYxIpkFChJDcmVhdGVJbWFnZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRIdChBrZXlfbGltaXRfbWljcm9zGAQgASgDSACIAQESFgoOYWxsb3dlZF9tb2RlbHMYBSADKAkSDQoFbW9kZWwYBiABKAkSDgoGcHJvbXB0GAcgASgJEhEKBHNpemUYCCABKAlIAYgBARIUCgdxdWFsaXR5GAkgASgJSAKIAQESMgoPcmVzcG9uc2VfZm9ybWF0GAogASgOMhkub3J2YWRvLnYxLlJlc3BvbnNlRm9ybWF0Eg4KAW4YCyABKA1IA4gBARIXCg9pZGVtcG90ZW5jeV9rZXkYDCABKAkSJAoGbGltaXRzGA0gASgLMhQub3J2YWRvLnYxLkpvYkxpbWl0cxIMCgRlZGl0GA4gASgIEisKDGlucHV0X2ltYWdlcxgPIAMoCzIVLm9ydmFkby52MS5JbnB1dEltYWdlEigKBG1hc2sYECABKAsyFS5vcnZhZG8udjEuSW5wdXRJbWFnZUgEiAEBEgwKBHVzZXIYESABKAkSFQoNb3V0cHV0X2Zvcm1hdBgSIAEoCRIfChJvdXRwdXRfY29tcHJlc3Npb24YEyABKA1IBYgBARIXCgpiYWNrZ3JvdW5kGBQgASgJSAaIAQESFwoKbW9kZXJhdGlvbhgVIAEoCUgHiAEBQhMKEV9rZXlfbGltaXRfbWljcm9zQgcKBV9zaXplQgoKCF9xdWFsaXR5QgQKAl9uQgcKBV9tYXNrQhUKE19vdXRwdXRfY29tcHJlc3Npb25CDQoLX2JhY2tncm91bmRCDQoLX21vZGVyYXRpb24iLgoKSW5wdXRJbWFnZRIMCgRkYXRhGAEgASgMEhIKCm1lZGlhX3R5cGUYAiABKAki4QEKCUpvYkxpbWl0cxIoChthY2NvdW50X21heF9jb25jdXJyZW50X2pvYnMYASABKA1IAIgBARIoChthY2NvdW50X3JlcXVlc3RzX3Blcl9taW51dGUYAiABKA1IAYgBARIkChdrZXlfcmVxdWVzdHNfcGVyX21pbnV0ZRgDIAEoDUgCiAEBQh4KHF9hY2NvdW50X21heF9jb25jdXJyZW50X2pvYnNCHgocX2FjY291bnRfcmVxdWVzdHNfcGVyX21pbnV0ZUIaChhfa2V5X3JlcXVlc3RzX3Blcl9taW51dGUiYgoOR2VuZXJhdGVkSW1hZ2USEgoIdXJsX3BhdGgYASABKAlIABISCghiNjRfanNvbhgCIAEoCUgAEg0KBXdpZHRoGAMgASgNEg4KBmhlaWdodBgEIAEoDUIJCgdjb250ZW50IlAKD0dlbmVyYXRlZEltYWdlcxIUCgxjcmVhdGVkX3VuaXgYASABKAMSJwoEZGF0YRgCIAMoCzIZLm9ydmFkby52MS5HZW5lcmF0ZWRJbWFnZSKaAQoTQ3JlYXRlSW1hZ2VSZXNwb25zZRIsCgZpbWFnZXMYASABKAsyGi5vcnZhZG8udjEuR2VuZXJhdGVkSW1hZ2VzSAASJQoHcmVmdXNhbBgCIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSAASEgoKcmVxdWVzdF9pZBgDIAEoCRIQCghyZXBsYXllZBgEIAEoCEIICgZyZXN1bHQixAEKE1N1Ym1pdEltYWdlUmVzcG9uc2USKAoHcnVubmluZxgBIAEoCzIVLm9ydmFkby52MS5Kb2JSdW5uaW5nSAASLAoGaW1hZ2VzGAIgASgLMhoub3J2YWRvLnYxLkdlbmVyYXRlZEltYWdlc0gAEiUKB3JlZnVzYWwYAyABKAsyEi5vcnZhZG8udjEuUmVmdXNhbEgAEhIKCnJlcXVlc3RfaWQYBCABKAkSEAoIcmVwbGF5ZWQYBSABKAhCCAoGcmVzdWx0IhMKEUxpc3RNb2RlbHNSZXF1ZXN0IoIBCgxNb2RlbENoYW5uZWwSDAoEbmFtZRgBIAEoCRIQCghwcm92aWRlchgCIAEoCRIPCgdoZWFsdGh5GAMgASgIEg0KBXN0YXRlGAQgASgJEg4KBmluX3VzZRgFIAEoDRIQCghjYXBhY2l0eRgGIAEoDRIQCghwcmlvcml0eRgHIAEoDSK1AQoFTW9kZWwSCgoCaWQYASABKAkSDgoGZmFtaWx5GAIgASgJEh4KBXRpZXJzGAMgAygOMg8ub3J2YWRvLnYxLlRpZXISDwoHc2FuZGJveBgEIAEoCBIpCghjaGFubmVscxgFIAMoCzIXLm9ydmFkby52MS5Nb2RlbENoYW5uZWwSFAoMY3JlYXRlZF91bml4GAYgASgDEg0KBWVkaXRzGAcgASgIEg8KB2FsaWFzZXMYCCADKAkiNgoSTGlzdE1vZGVsc1Jlc3BvbnNlEiAKBm1vZGVscxgBIAMoCzIQLm9ydmFkby52MS5Nb2RlbCJNChBSZWFkSW1hZ2VSZXF1ZXN0EhAKCGltYWdlX2lkGAEgASgJEhQKDGV4cGlyZXNfdW5peBgCIAEoAxIRCglzaWduYXR1cmUYAyABKAkiOAoRUmVhZEltYWdlUmVzcG9uc2USFAoMY29udGVudF90eXBlGAEgASgJEg0KBWNodW5rGAIgASgMIjcKDUdldEpvYlJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJIiIKCkpvYlJ1bm5pbmcSFAoMY3JlYXRlZF91bml4GAEgASgDIr4BCg5HZXRKb2JSZXNwb25zZRIoCgdydW5uaW5nGAEgASgLMhUub3J2YWRvLnYxLkpvYlJ1bm5pbmdIABIsCgZpbWFnZXMYAiABKAsyGi5vcnZhZG8udjEuR2VuZXJhdGVkSW1hZ2VzSAASJQoHZmFpbHVyZRgDIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSAASJAoGZGV0YWlsGAQgASgLMhQub3J2YWRvLnYxLkpvYkRldGFpbEIHCgVzdGF0ZSLrAQoJSm9iRGV0YWlsEg8KB2NoYW5uZWwYASABKAkSGgoSY3JlYXRlZF9hdF91bml4X21zGAIgASgDEiAKE2ZpbmlzaGVkX2F0X3VuaXhfbXMYAyABKANIAIgBARIOCgZzdGF0dXMYBCABKAkSEgoKZXJyb3JfY29kZRgFIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAYgASgJEhMKC2ltYWdlX2J5dGVzGAcgASgEEg8KB3F1YWxpdHkYCCABKAkSFgoOZmFpbHVyZV9kZXRhaWwYCSABKAlCFgoUX2ZpbmlzaGVkX2F0X3VuaXhfbXMiJwoWR2V0Q2hhbm5lbFN0YXRzUmVxdWVzdBINCgVob3VycxgBIAEoDSK3AwoMQ2hhbm5lbFN0YXRzEg0KBW1vZGVsGAEgASgJEg8KB2NoYW5uZWwYAiABKAkSEAoIcHJvdmlkZXIYAyABKAkSDQoFc3RhdGUYBCABKAkSDwoHaGVhbHRoeRgFIAEoCBIOCgZpbl91c2UYBiABKA0SEAoIY2FwYWNpdHkYByABKA0SEAoIcHJpb3JpdHkYCCABKA0SEQoJc3VjY2VlZGVkGAkgASgNEg4KBmZhaWxlZBgKIAEoDRIPCgdydW5uaW5nGAsgASgNEhsKDmxhdGVuY3lfYXZnX21zGAwgASgNSACIAQESGwoObGF0ZW5jeV9wNTBfbXMYDSABKA1IAYgBARIbCg5sYXRlbmN5X3A5NV9tcxgOIAEoDUgCiAEBEhsKE2xhc3RfZmFpbHVyZV9kZXRhaWwYDyABKAkSJAoXbGFzdF9mYWlsdXJlX2F0X3VuaXhfbXMYECABKANIA4gBAUIRCg9fbGF0ZW5jeV9hdmdfbXNCEQoPX2xhdGVuY3lfcDUwX21zQhEKD19sYXRlbmN5X3A5NV9tc0IaChhfbGFzdF9mYWlsdXJlX2F0X3VuaXhfbXMiUwoXR2V0Q2hhbm5lbFN0YXRzUmVzcG9uc2USDQoFaG91cnMYASABKA0SKQoIY2hhbm5lbHMYAiADKAsyFy5vcnZhZG8udjEuQ2hhbm5lbFN0YXRzIhMKEUdldE1ldHJpY3NSZXF1ZXN0IjgKEkdldE1ldHJpY3NSZXNwb25zZRIMCgR0ZXh0GAEgASgJEhQKDGNvbnRlbnRfdHlwZRgCIAEoCSI1ChNSZXNldENoYW5uZWxSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg8KB2NoYW5uZWwYAiABKAkiQAoUUmVzZXRDaGFubmVsUmVzcG9uc2USKAoHY2hhbm5lbBgBIAEoCzIXLm9ydmFkby52MS5Nb2RlbENoYW5uZWwqaAoOUmVzcG9uc2VGb3JtYXQSHwobUkVTUE9OU0VfRk9STUFUX1VOU1BFQ0lGSUVEEAASFwoTUkVTUE9OU0VfRk9STUFUX1VSTBABEhwKGFJFU1BPTlNFX0ZPUk1BVF9CNjRfSlNPThACMvkEChFHZW5lcmF0aW9uU2VydmljZRJMCgtDcmVhdGVJbWFnZRIdLm9ydmFkby52MS5DcmVhdGVJbWFnZVJlcXVlc3QaHi5vcnZhZG8udjEuQ3JlYXRlSW1hZ2VSZXNwb25zZRJMCgtTdWJtaXRJbWFnZRIdLm9ydmFkby52MS5DcmVhdGVJbWFnZVJlcXVlc3QaHi5vcnZhZG8udjEuU3VibWl0SW1hZ2VSZXNwb25zZRJJCgpMaXN0TW9kZWxzEhwub3J2YWRvLnYxLkxpc3RNb2RlbHNSZXF1ZXN0Gh0ub3J2YWRvLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJICglSZWFkSW1hZ2USGy5vcnZhZG8udjEuUmVhZEltYWdlUmVxdWVzdBocLm9ydmFkby52MS5SZWFkSW1hZ2VSZXNwb25zZTABEj0KBkdldEpvYhIYLm9ydmFkby52MS5HZXRKb2JSZXF1ZXN0Ghkub3J2YWRvLnYxLkdldEpvYlJlc3BvbnNlElgKD0dldENoYW5uZWxTdGF0cxIhLm9ydmFkby52MS5HZXRDaGFubmVsU3RhdHNSZXF1ZXN0GiIub3J2YWRvLnYxLkdldENoYW5uZWxTdGF0c1Jlc3BvbnNlEkkKCkdldE1ldHJpY3MSHC5vcnZhZG8udjEuR2V0TWV0cmljc1JlcXVlc3QaHS5vcnZhZG8udjEuR2V0TWV0cmljc1Jlc3BvbnNlEk8KDFJlc2V0Q2hhbm5lbBIeLm9ydmFkby52MS5SZXNldENoYW5uZWxSZXF1ZXN0Gh8ub3J2YWRvLnYxLlJlc2V0Q2hhbm5lbFJlc3BvbnNlYgZwcm90bzM", [file_orvado_v1_common]);
+  fileDesc("ChpvcnZhZG8vdjEvZ2VuZXJhdGlvbi5wcm90bxIJb3J2YWRvLnYxIskFChJDcmVhdGVJbWFnZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRIdChBrZXlfbGltaXRfbWljcm9zGAQgASgDSACIAQESFgoOYWxsb3dlZF9tb2RlbHMYBSADKAkSDQoFbW9kZWwYBiABKAkSDgoGcHJvbXB0GAcgASgJEhEKBHNpemUYCCABKAlIAYgBARIUCgdxdWFsaXR5GAkgASgJSAKIAQESMgoPcmVzcG9uc2VfZm9ybWF0GAogASgOMhkub3J2YWRvLnYxLlJlc3BvbnNlRm9ybWF0Eg4KAW4YCyABKA1IA4gBARIXCg9pZGVtcG90ZW5jeV9rZXkYDCABKAkSJAoGbGltaXRzGA0gASgLMhQub3J2YWRvLnYxLkpvYkxpbWl0cxIMCgRlZGl0GA4gASgIEisKDGlucHV0X2ltYWdlcxgPIAMoCzIVLm9ydmFkby52MS5JbnB1dEltYWdlEigKBG1hc2sYECABKAsyFS5vcnZhZG8udjEuSW5wdXRJbWFnZUgEiAEBEgwKBHVzZXIYESABKAkSFQoNb3V0cHV0X2Zvcm1hdBgSIAEoCRIfChJvdXRwdXRfY29tcHJlc3Npb24YEyABKA1IBYgBARIXCgpiYWNrZ3JvdW5kGBQgASgJSAaIAQESFwoKbW9kZXJhdGlvbhgVIAEoCUgHiAEBEhsKDnBhcnRpYWxfaW1hZ2VzGBYgASgNSAiIAQFCEwoRX2tleV9saW1pdF9taWNyb3NCBwoFX3NpemVCCgoIX3F1YWxpdHlCBAoCX25CBwoFX21hc2tCFQoTX291dHB1dF9jb21wcmVzc2lvbkINCgtfYmFja2dyb3VuZEINCgtfbW9kZXJhdGlvbkIRCg9fcGFydGlhbF9pbWFnZXMingEKDUltYWdlSm9iRXZlbnQSKAoHc3RhcnRlZBgBIAEoCzIVLm9ydmFkby52MS5Kb2JTdGFydGVkSAASKgoIcHJvZ3Jlc3MYAiABKAsyFi5vcnZhZG8udjEuSm9iUHJvZ3Jlc3NIABIuCgRkb25lGAMgASgLMh4ub3J2YWRvLnYxLkNyZWF0ZUltYWdlUmVzcG9uc2VIAEIHCgVldmVudCIyCgpKb2JTdGFydGVkEhIKCnJlcXVlc3RfaWQYASABKAkSEAoIcmVwbGF5ZWQYAiABKAgiuwEKC0pvYlByb2dyZXNzEhUKCGZyYWN0aW9uGAEgASgCSACIAQESGgoNcGFydGlhbF9pbWFnZRgCIAEoDEgBiAEBEiAKGHBhcnRpYWxfaW1hZ2VfbWVkaWFfdHlwZRgDIAEoCRIgChNwYXJ0aWFsX2ltYWdlX2luZGV4GAQgASgNSAKIAQFCCwoJX2ZyYWN0aW9uQhAKDl9wYXJ0aWFsX2ltYWdlQhYKFF9wYXJ0aWFsX2ltYWdlX2luZGV4Ii4KCklucHV0SW1hZ2USDAoEZGF0YRgBIAEoDBISCgptZWRpYV90eXBlGAIgASgJIuEBCglKb2JMaW1pdHMSKAobYWNjb3VudF9tYXhfY29uY3VycmVudF9qb2JzGAEgASgNSACIAQESKAobYWNjb3VudF9yZXF1ZXN0c19wZXJfbWludXRlGAIgASgNSAGIAQESJAoXa2V5X3JlcXVlc3RzX3Blcl9taW51dGUYAyABKA1IAogBAUIeChxfYWNjb3VudF9tYXhfY29uY3VycmVudF9qb2JzQh4KHF9hY2NvdW50X3JlcXVlc3RzX3Blcl9taW51dGVCGgoYX2tleV9yZXF1ZXN0c19wZXJfbWludXRlImIKDkdlbmVyYXRlZEltYWdlEhIKCHVybF9wYXRoGAEgASgJSAASEgoIYjY0X2pzb24YAiABKAlIABINCgV3aWR0aBgDIAEoDRIOCgZoZWlnaHQYBCABKA1CCQoHY29udGVudCJQCg9HZW5lcmF0ZWRJbWFnZXMSFAoMY3JlYXRlZF91bml4GAEgASgDEicKBGRhdGEYAiADKAsyGS5vcnZhZG8udjEuR2VuZXJhdGVkSW1hZ2UimgEKE0NyZWF0ZUltYWdlUmVzcG9uc2USLAoGaW1hZ2VzGAEgASgLMhoub3J2YWRvLnYxLkdlbmVyYXRlZEltYWdlc0gAEiUKB3JlZnVzYWwYAiABKAsyEi5vcnZhZG8udjEuUmVmdXNhbEgAEhIKCnJlcXVlc3RfaWQYAyABKAkSEAoIcmVwbGF5ZWQYBCABKAhCCAoGcmVzdWx0IsQBChNTdWJtaXRJbWFnZVJlc3BvbnNlEigKB3J1bm5pbmcYASABKAsyFS5vcnZhZG8udjEuSm9iUnVubmluZ0gAEiwKBmltYWdlcxgCIAEoCzIaLm9ydmFkby52MS5HZW5lcmF0ZWRJbWFnZXNIABIlCgdyZWZ1c2FsGAMgASgLMhIub3J2YWRvLnYxLlJlZnVzYWxIABISCgpyZXF1ZXN0X2lkGAQgASgJEhAKCHJlcGxheWVkGAUgASgIQggKBnJlc3VsdCITChFMaXN0TW9kZWxzUmVxdWVzdCKCAQoMTW9kZWxDaGFubmVsEgwKBG5hbWUYASABKAkSEAoIcHJvdmlkZXIYAiABKAkSDwoHaGVhbHRoeRgDIAEoCBINCgVzdGF0ZRgEIAEoCRIOCgZpbl91c2UYBSABKA0SEAoIY2FwYWNpdHkYBiABKA0SEAoIcHJpb3JpdHkYByABKA0itQEKBU1vZGVsEgoKAmlkGAEgASgJEg4KBmZhbWlseRgCIAEoCRIeCgV0aWVycxgDIAMoDjIPLm9ydmFkby52MS5UaWVyEg8KB3NhbmRib3gYBCABKAgSKQoIY2hhbm5lbHMYBSADKAsyFy5vcnZhZG8udjEuTW9kZWxDaGFubmVsEhQKDGNyZWF0ZWRfdW5peBgGIAEoAxINCgVlZGl0cxgHIAEoCBIPCgdhbGlhc2VzGAggAygJIjYKEkxpc3RNb2RlbHNSZXNwb25zZRIgCgZtb2RlbHMYASADKAsyEC5vcnZhZG8udjEuTW9kZWwiTQoQUmVhZEltYWdlUmVxdWVzdBIQCghpbWFnZV9pZBgBIAEoCRIUCgxleHBpcmVzX3VuaXgYAiABKAMSEQoJc2lnbmF0dXJlGAMgASgJIjgKEVJlYWRJbWFnZVJlc3BvbnNlEhQKDGNvbnRlbnRfdHlwZRgBIAEoCRINCgVjaHVuaxgCIAEoDCI3Cg1HZXRKb2JSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCSJgCgpKb2JSdW5uaW5nEhQKDGNyZWF0ZWRfdW5peBgBIAEoAxIVCghwcm9ncmVzcxgCIAEoAkgAiAEBEhgKEHByZXZpZXdfdXJsX3BhdGgYAyABKAlCCwoJX3Byb2dyZXNzIr4BCg5HZXRKb2JSZXNwb25zZRIoCgdydW5uaW5nGAEgASgLMhUub3J2YWRvLnYxLkpvYlJ1bm5pbmdIABIsCgZpbWFnZXMYAiABKAsyGi5vcnZhZG8udjEuR2VuZXJhdGVkSW1hZ2VzSAASJQoHZmFpbHVyZRgDIAEoCzISLm9ydmFkby52MS5SZWZ1c2FsSAASJAoGZGV0YWlsGAQgASgLMhQub3J2YWRvLnYxLkpvYkRldGFpbEIHCgVzdGF0ZSLrAQoJSm9iRGV0YWlsEg8KB2NoYW5uZWwYASABKAkSGgoSY3JlYXRlZF9hdF91bml4X21zGAIgASgDEiAKE2ZpbmlzaGVkX2F0X3VuaXhfbXMYAyABKANIAIgBARIOCgZzdGF0dXMYBCABKAkSEgoKZXJyb3JfY29kZRgFIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAYgASgJEhMKC2ltYWdlX2J5dGVzGAcgASgEEg8KB3F1YWxpdHkYCCABKAkSFgoOZmFpbHVyZV9kZXRhaWwYCSABKAlCFgoUX2ZpbmlzaGVkX2F0X3VuaXhfbXMiJwoWR2V0Q2hhbm5lbFN0YXRzUmVxdWVzdBINCgVob3VycxgBIAEoDSK3AwoMQ2hhbm5lbFN0YXRzEg0KBW1vZGVsGAEgASgJEg8KB2NoYW5uZWwYAiABKAkSEAoIcHJvdmlkZXIYAyABKAkSDQoFc3RhdGUYBCABKAkSDwoHaGVhbHRoeRgFIAEoCBIOCgZpbl91c2UYBiABKA0SEAoIY2FwYWNpdHkYByABKA0SEAoIcHJpb3JpdHkYCCABKA0SEQoJc3VjY2VlZGVkGAkgASgNEg4KBmZhaWxlZBgKIAEoDRIPCgdydW5uaW5nGAsgASgNEhsKDmxhdGVuY3lfYXZnX21zGAwgASgNSACIAQESGwoObGF0ZW5jeV9wNTBfbXMYDSABKA1IAYgBARIbCg5sYXRlbmN5X3A5NV9tcxgOIAEoDUgCiAEBEhsKE2xhc3RfZmFpbHVyZV9kZXRhaWwYDyABKAkSJAoXbGFzdF9mYWlsdXJlX2F0X3VuaXhfbXMYECABKANIA4gBAUIRCg9fbGF0ZW5jeV9hdmdfbXNCEQoPX2xhdGVuY3lfcDUwX21zQhEKD19sYXRlbmN5X3A5NV9tc0IaChhfbGFzdF9mYWlsdXJlX2F0X3VuaXhfbXMiUwoXR2V0Q2hhbm5lbFN0YXRzUmVzcG9uc2USDQoFaG91cnMYASABKA0SKQoIY2hhbm5lbHMYAiADKAsyFy5vcnZhZG8udjEuQ2hhbm5lbFN0YXRzIhMKEUdldE1ldHJpY3NSZXF1ZXN0IjgKEkdldE1ldHJpY3NSZXNwb25zZRIMCgR0ZXh0GAEgASgJEhQKDGNvbnRlbnRfdHlwZRgCIAEoCSI1ChNSZXNldENoYW5uZWxSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg8KB2NoYW5uZWwYAiABKAkiQAoUUmVzZXRDaGFubmVsUmVzcG9uc2USKAoHY2hhbm5lbBgBIAEoCzIXLm9ydmFkby52MS5Nb2RlbENoYW5uZWwqaAoOUmVzcG9uc2VGb3JtYXQSHwobUkVTUE9OU0VfRk9STUFUX1VOU1BFQ0lGSUVEEAASFwoTUkVTUE9OU0VfRk9STUFUX1VSTBABEhwKGFJFU1BPTlNFX0ZPUk1BVF9CNjRfSlNPThACMsMFChFHZW5lcmF0aW9uU2VydmljZRJMCgtDcmVhdGVJbWFnZRIdLm9ydmFkby52MS5DcmVhdGVJbWFnZVJlcXVlc3QaHi5vcnZhZG8udjEuQ3JlYXRlSW1hZ2VSZXNwb25zZRJICgtTdHJlYW1JbWFnZRIdLm9ydmFkby52MS5DcmVhdGVJbWFnZVJlcXVlc3QaGC5vcnZhZG8udjEuSW1hZ2VKb2JFdmVudDABEkwKC1N1Ym1pdEltYWdlEh0ub3J2YWRvLnYxLkNyZWF0ZUltYWdlUmVxdWVzdBoeLm9ydmFkby52MS5TdWJtaXRJbWFnZVJlc3BvbnNlEkkKCkxpc3RNb2RlbHMSHC5vcnZhZG8udjEuTGlzdE1vZGVsc1JlcXVlc3QaHS5vcnZhZG8udjEuTGlzdE1vZGVsc1Jlc3BvbnNlEkgKCVJlYWRJbWFnZRIbLm9ydmFkby52MS5SZWFkSW1hZ2VSZXF1ZXN0Ghwub3J2YWRvLnYxLlJlYWRJbWFnZVJlc3BvbnNlMAESPQoGR2V0Sm9iEhgub3J2YWRvLnYxLkdldEpvYlJlcXVlc3QaGS5vcnZhZG8udjEuR2V0Sm9iUmVzcG9uc2USWAoPR2V0Q2hhbm5lbFN0YXRzEiEub3J2YWRvLnYxLkdldENoYW5uZWxTdGF0c1JlcXVlc3QaIi5vcnZhZG8udjEuR2V0Q2hhbm5lbFN0YXRzUmVzcG9uc2USSQoKR2V0TWV0cmljcxIcLm9ydmFkby52MS5HZXRNZXRyaWNzUmVxdWVzdBodLm9ydmFkby52MS5HZXRNZXRyaWNzUmVzcG9uc2USTwoMUmVzZXRDaGFubmVsEh4ub3J2YWRvLnYxLlJlc2V0Q2hhbm5lbFJlcXVlc3QaHy5vcnZhZG8udjEuUmVzZXRDaGFubmVsUmVzcG9uc2ViBnByb3RvMw", [file_orvado_v1_common]);
 
 /**
  * @generated from message orvado.v1.CreateImageRequest
@@ -143,6 +143,13 @@ export type CreateImageRequest = Message<"orvado.v1.CreateImageRequest"> & {
    * @generated from field: optional string moderation = 21;
    */
   moderation?: string | undefined;
+
+  /**
+   * 0-3 previews the client asked for (`partial_images`, only with `stream`); unset means 0.
+   *
+   * @generated from field: optional uint32 partial_images = 22;
+   */
+  partialImages?: number | undefined;
 };
 
 /**
@@ -151,6 +158,106 @@ export type CreateImageRequest = Message<"orvado.v1.CreateImageRequest"> & {
  */
 export const CreateImageRequestSchema: GenMessage<CreateImageRequest> = /*@__PURE__*/
   messageDesc(file_orvado_v1_generation, 0);
+
+/**
+ * One event of a StreamImage call.
+ *
+ * @generated from message orvado.v1.ImageJobEvent
+ */
+export type ImageJobEvent = Message<"orvado.v1.ImageJobEvent"> & {
+  /**
+   * @generated from oneof orvado.v1.ImageJobEvent.event
+   */
+  event: {
+    /**
+     * @generated from field: orvado.v1.JobStarted started = 1;
+     */
+    value: JobStarted;
+    case: "started";
+  } | {
+    /**
+     * @generated from field: orvado.v1.JobProgress progress = 2;
+     */
+    value: JobProgress;
+    case: "progress";
+  } | {
+    /**
+     * The job's answer, the call's last message.
+     *
+     * @generated from field: orvado.v1.CreateImageResponse done = 3;
+     */
+    value: CreateImageResponse;
+    case: "done";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message orvado.v1.ImageJobEvent.
+ * Use `create(ImageJobEventSchema)` to create a new message.
+ */
+export const ImageJobEventSchema: GenMessage<ImageJobEvent> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 1);
+
+/**
+ * @generated from message orvado.v1.JobStarted
+ */
+export type JobStarted = Message<"orvado.v1.JobStarted"> & {
+  /**
+   * The request whose job is followed: the caller's own, or the original request's when an
+   * Idempotency-Key retry attached to it.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: bool replayed = 2;
+   */
+  replayed: boolean;
+};
+
+/**
+ * Describes the message orvado.v1.JobStarted.
+ * Use `create(JobStartedSchema)` to create a new message.
+ */
+export const JobStartedSchema: GenMessage<JobStarted> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 2);
+
+/**
+ * @generated from message orvado.v1.JobProgress
+ */
+export type JobProgress = Message<"orvado.v1.JobProgress"> & {
+  /**
+   * 0-1, where the upstream counts its steps.
+   *
+   * @generated from field: optional float fraction = 1;
+   */
+  fraction?: number | undefined;
+
+  /**
+   * A preview render, at most partial_images of them, numbered from 0.
+   *
+   * @generated from field: optional bytes partial_image = 2;
+   */
+  partialImage?: Uint8Array | undefined;
+
+  /**
+   * @generated from field: string partial_image_media_type = 3;
+   */
+  partialImageMediaType: string;
+
+  /**
+   * @generated from field: optional uint32 partial_image_index = 4;
+   */
+  partialImageIndex?: number | undefined;
+};
+
+/**
+ * Describes the message orvado.v1.JobProgress.
+ * Use `create(JobProgressSchema)` to create a new message.
+ */
+export const JobProgressSchema: GenMessage<JobProgress> = /*@__PURE__*/
+  messageDesc(file_orvado_v1_generation, 3);
 
 /**
  * One uploaded file of an image edit.
@@ -176,7 +283,7 @@ export type InputImage = Message<"orvado.v1.InputImage"> & {
  * Use `create(InputImageSchema)` to create a new message.
  */
 export const InputImageSchema: GenMessage<InputImage> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 1);
+  messageDesc(file_orvado_v1_generation, 4);
 
 /**
  * @generated from message orvado.v1.JobLimits
@@ -207,7 +314,7 @@ export type JobLimits = Message<"orvado.v1.JobLimits"> & {
  * Use `create(JobLimitsSchema)` to create a new message.
  */
 export const JobLimitsSchema: GenMessage<JobLimits> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 2);
+  messageDesc(file_orvado_v1_generation, 5);
 
 /**
  * @generated from message orvado.v1.GeneratedImage
@@ -248,7 +355,7 @@ export type GeneratedImage = Message<"orvado.v1.GeneratedImage"> & {
  * Use `create(GeneratedImageSchema)` to create a new message.
  */
 export const GeneratedImageSchema: GenMessage<GeneratedImage> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 3);
+  messageDesc(file_orvado_v1_generation, 6);
 
 /**
  * @generated from message orvado.v1.GeneratedImages
@@ -270,7 +377,7 @@ export type GeneratedImages = Message<"orvado.v1.GeneratedImages"> & {
  * Use `create(GeneratedImagesSchema)` to create a new message.
  */
 export const GeneratedImagesSchema: GenMessage<GeneratedImages> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 4);
+  messageDesc(file_orvado_v1_generation, 7);
 
 /**
  * @generated from message orvado.v1.CreateImageResponse
@@ -314,7 +421,7 @@ export type CreateImageResponse = Message<"orvado.v1.CreateImageResponse"> & {
  * Use `create(CreateImageResponseSchema)` to create a new message.
  */
 export const CreateImageResponseSchema: GenMessage<CreateImageResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 5);
+  messageDesc(file_orvado_v1_generation, 8);
 
 /**
  * @generated from message orvado.v1.SubmitImageResponse
@@ -367,7 +474,7 @@ export type SubmitImageResponse = Message<"orvado.v1.SubmitImageResponse"> & {
  * Use `create(SubmitImageResponseSchema)` to create a new message.
  */
 export const SubmitImageResponseSchema: GenMessage<SubmitImageResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 6);
+  messageDesc(file_orvado_v1_generation, 9);
 
 /**
  * @generated from message orvado.v1.ListModelsRequest
@@ -380,7 +487,7 @@ export type ListModelsRequest = Message<"orvado.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 7);
+  messageDesc(file_orvado_v1_generation, 10);
 
 /**
  * @generated from message orvado.v1.ModelChannel
@@ -437,7 +544,7 @@ export type ModelChannel = Message<"orvado.v1.ModelChannel"> & {
  * Use `create(ModelChannelSchema)` to create a new message.
  */
 export const ModelChannelSchema: GenMessage<ModelChannel> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 8);
+  messageDesc(file_orvado_v1_generation, 11);
 
 /**
  * @generated from message orvado.v1.Model
@@ -493,7 +600,7 @@ export type Model = Message<"orvado.v1.Model"> & {
  * Use `create(ModelSchema)` to create a new message.
  */
 export const ModelSchema: GenMessage<Model> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 9);
+  messageDesc(file_orvado_v1_generation, 12);
 
 /**
  * @generated from message orvado.v1.ListModelsResponse
@@ -510,7 +617,7 @@ export type ListModelsResponse = Message<"orvado.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 10);
+  messageDesc(file_orvado_v1_generation, 13);
 
 /**
  * @generated from message orvado.v1.ReadImageRequest
@@ -537,7 +644,7 @@ export type ReadImageRequest = Message<"orvado.v1.ReadImageRequest"> & {
  * Use `create(ReadImageRequestSchema)` to create a new message.
  */
 export const ReadImageRequestSchema: GenMessage<ReadImageRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 11);
+  messageDesc(file_orvado_v1_generation, 14);
 
 /**
  * @generated from message orvado.v1.ReadImageResponse
@@ -561,7 +668,7 @@ export type ReadImageResponse = Message<"orvado.v1.ReadImageResponse"> & {
  * Use `create(ReadImageResponseSchema)` to create a new message.
  */
 export const ReadImageResponseSchema: GenMessage<ReadImageResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 12);
+  messageDesc(file_orvado_v1_generation, 15);
 
 /**
  * @generated from message orvado.v1.GetJobRequest
@@ -585,7 +692,7 @@ export type GetJobRequest = Message<"orvado.v1.GetJobRequest"> & {
  * Use `create(GetJobRequestSchema)` to create a new message.
  */
 export const GetJobRequestSchema: GenMessage<GetJobRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 13);
+  messageDesc(file_orvado_v1_generation, 16);
 
 /**
  * @generated from message orvado.v1.JobRunning
@@ -595,6 +702,20 @@ export type JobRunning = Message<"orvado.v1.JobRunning"> & {
    * @generated from field: int64 created_unix = 1;
    */
   createdUnix: bigint;
+
+  /**
+   * 0-1, the job's newest progress as the upstream reported it; unset when unknown.
+   *
+   * @generated from field: optional float progress = 2;
+   */
+  progress?: number | undefined;
+
+  /**
+   * Signed path of the newest preview render under the edge (/v1/files/<id>.<ext>?expires=..&sig=..); empty without one.
+   *
+   * @generated from field: string preview_url_path = 3;
+   */
+  previewUrlPath: string;
 };
 
 /**
@@ -602,7 +723,7 @@ export type JobRunning = Message<"orvado.v1.JobRunning"> & {
  * Use `create(JobRunningSchema)` to create a new message.
  */
 export const JobRunningSchema: GenMessage<JobRunning> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 14);
+  messageDesc(file_orvado_v1_generation, 17);
 
 /**
  * @generated from message orvado.v1.GetJobResponse
@@ -646,7 +767,7 @@ export type GetJobResponse = Message<"orvado.v1.GetJobResponse"> & {
  * Use `create(GetJobResponseSchema)` to create a new message.
  */
 export const GetJobResponseSchema: GenMessage<GetJobResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 15);
+  messageDesc(file_orvado_v1_generation, 18);
 
 /**
  * @generated from message orvado.v1.JobDetail
@@ -716,7 +837,7 @@ export type JobDetail = Message<"orvado.v1.JobDetail"> & {
  * Use `create(JobDetailSchema)` to create a new message.
  */
 export const JobDetailSchema: GenMessage<JobDetail> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 16);
+  messageDesc(file_orvado_v1_generation, 19);
 
 /**
  * @generated from message orvado.v1.GetChannelStatsRequest
@@ -735,7 +856,7 @@ export type GetChannelStatsRequest = Message<"orvado.v1.GetChannelStatsRequest">
  * Use `create(GetChannelStatsRequestSchema)` to create a new message.
  */
 export const GetChannelStatsRequestSchema: GenMessage<GetChannelStatsRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 17);
+  messageDesc(file_orvado_v1_generation, 20);
 
 /**
  * @generated from message orvado.v1.ChannelStats
@@ -838,7 +959,7 @@ export type ChannelStats = Message<"orvado.v1.ChannelStats"> & {
  * Use `create(ChannelStatsSchema)` to create a new message.
  */
 export const ChannelStatsSchema: GenMessage<ChannelStats> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 18);
+  messageDesc(file_orvado_v1_generation, 21);
 
 /**
  * @generated from message orvado.v1.GetChannelStatsResponse
@@ -860,7 +981,7 @@ export type GetChannelStatsResponse = Message<"orvado.v1.GetChannelStatsResponse
  * Use `create(GetChannelStatsResponseSchema)` to create a new message.
  */
 export const GetChannelStatsResponseSchema: GenMessage<GetChannelStatsResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 19);
+  messageDesc(file_orvado_v1_generation, 22);
 
 /**
  * @generated from message orvado.v1.GetMetricsRequest
@@ -873,7 +994,7 @@ export type GetMetricsRequest = Message<"orvado.v1.GetMetricsRequest"> & {
  * Use `create(GetMetricsRequestSchema)` to create a new message.
  */
 export const GetMetricsRequestSchema: GenMessage<GetMetricsRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 20);
+  messageDesc(file_orvado_v1_generation, 23);
 
 /**
  * @generated from message orvado.v1.GetMetricsResponse
@@ -895,7 +1016,7 @@ export type GetMetricsResponse = Message<"orvado.v1.GetMetricsResponse"> & {
  * Use `create(GetMetricsResponseSchema)` to create a new message.
  */
 export const GetMetricsResponseSchema: GenMessage<GetMetricsResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 21);
+  messageDesc(file_orvado_v1_generation, 24);
 
 /**
  * @generated from message orvado.v1.ResetChannelRequest
@@ -917,7 +1038,7 @@ export type ResetChannelRequest = Message<"orvado.v1.ResetChannelRequest"> & {
  * Use `create(ResetChannelRequestSchema)` to create a new message.
  */
 export const ResetChannelRequestSchema: GenMessage<ResetChannelRequest> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 22);
+  messageDesc(file_orvado_v1_generation, 25);
 
 /**
  * @generated from message orvado.v1.ResetChannelResponse
@@ -936,7 +1057,7 @@ export type ResetChannelResponse = Message<"orvado.v1.ResetChannelResponse"> & {
  * Use `create(ResetChannelResponseSchema)` to create a new message.
  */
 export const ResetChannelResponseSchema: GenMessage<ResetChannelResponse> = /*@__PURE__*/
-  messageDesc(file_orvado_v1_generation, 23);
+  messageDesc(file_orvado_v1_generation, 26);
 
 /**
  * @generated from enum orvado.v1.ResponseFormat
@@ -982,6 +1103,23 @@ export const GenerationService: GenService<{
     methodKind: "unary";
     input: typeof CreateImageRequestSchema;
     output: typeof CreateImageResponseSchema;
+  },
+  /**
+   * StreamImage runs the same job as CreateImage and follows it: `started` once
+   * the job runs (or an Idempotency-Key retry attached to its original), then
+   * `progress` as the upstream reports it, and `done` (CreateImage's answer) last.
+   * A refusal before the job starts comes as `done` alone. A caller that cancels
+   * the call stops following the job; the job runs on and is charged when it completes.
+   * buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+   * buf:lint:ignore RPC_REQUEST_STANDARD_NAME
+   * buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+   *
+   * @generated from rpc orvado.v1.GenerationService.StreamImage
+   */
+  streamImage: {
+    methodKind: "server_streaming";
+    input: typeof CreateImageRequestSchema;
+    output: typeof ImageJobEventSchema;
   },
   /**
    * SubmitImage starts the job as CreateImage does, but answers as soon as the
