@@ -113,6 +113,6 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
   fileRoutes(app, { generation });
   openApiRoutes(app);
   consoleStaticRoutes(app, { publicUrl: config.publicUrl });
-  consoleApiRoutes(app, { auth, billing, generation, webhooks, ...(config.publicUrl && { publicUrl: config.publicUrl }) });
+  consoleApiRoutes(app, { auth, billing, generation, webhooks, heartbeatMs: config.streamHeartbeatMs, ...(config.publicUrl && { publicUrl: config.publicUrl }) });
   return app;
 }

@@ -28,7 +28,8 @@ export class EventStream {
     reply
       .code(200)
       .header("content-type", "text/event-stream; charset=utf-8")
-      .header("cache-control", "no-cache")
+      // Never kept by a cache: each stream is one job's answer (the console answers no-store throughout).
+      .header("cache-control", "no-store")
       // nginx and similar proxies pass the stream on as it comes instead of buffering it.
       .header("x-accel-buffering", "no")
       .send(this.#body);

@@ -80,15 +80,16 @@ async function streamed(browser: ConsoleBrowser, body: object) {
 describe("the playground's stream (server-sent events over HTTP, PostgreSQL)", () => {
   it("answers stream: true with OpenAI's completed event, the request id in the head, charged once to the playground key", async () => {
     const user = await newUser("playground-stream@example.test");
-    const { response, events } = await streamed(user.browser, { model: "beta", prompt: "a lantern", size: "1024x1024", stream: true, partial_images: 2 });
+    const { response, events } = await streamed(user.browser, { model: "beta", prompt: "[sandbox:delay=600] a lantern", size: "1024x1024", stream: true, partial_images: 2 });
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
     expect(response.headers.get("cache-control")).toBe("no-store");
     const requestId = response.headers.get("x-gateway-request-id")!;
     expect(requestId).toMatch(/^req_/);
-    // The sandbox's unary job gives no partial images yet: the outcome alone.
-    expect(events.map((event) => event.type)).toEqual(["image_generation.completed"]);
-    const [completed] = events;
+    // The sandbox's downscaled renders as the partial images asked for, then the outcome.
+    expect(events.map((event) => event.type)).toEqual(["image_generation.partial_image", "image_generation.partial_image", "image_generation.completed"]);
+    expect(events.slice(0, 2).map((event) => event.partial_image_index)).toEqual([0, 1]);
+    const completed = events[2];
     expect(completed).toMatchObject({ event: "image_generation.completed", size: "1024x1024", output_format: "png", quality: "auto", usage: { total_tokens: 0 } });
     expect(Buffer.from(completed!.b64_json as string, "base64").subarray(1, 4).toString()).toBe("PNG");
 
@@ -100,11 +101,10 @@ describe("the playground's stream (server-sent events over HTTP, PostgreSQL)", (
     expect([lookup.status, lookup.body.data.length]).toEqual([200, 1]);
   });
 
-  it("says a refusal as an error event, and refuses bad stream options before any job", async () => {
+  it("answers a refusal before the job as JSON with its status, as /v1 does, and refuses bad stream options before any job", async () => {
     const user = await newUser("playground-stream-refused@example.test");
-    const refused = await streamed(user.browser, { model: "beta", prompt: "too big", size: "4096x4096", stream: true });
-    expect(refused.response.status).toBe(200);
-    expect(refused.events).toEqual([{ type: "error", event: "error", error: { type: "gateway_error", code: "tier_not_offered", message: expect.stringContaining(refused.response.headers.get("x-gateway-request-id")!) } }]);
+    const refused = await user.browser.call("POST", "/playground", { body: { model: "beta", prompt: "too big", size: "4096x4096", stream: true } });
+    expect([refused.status, refused.body.error.code]).toEqual([400, "tier_not_offered"]);
     for (const [field, value] of [["partial_images", 4], ["partial_images", 1.5], ["stream", "yes"]] as const) {
       const bad = await user.browser.call("POST", "/playground", { body: { model: "beta", prompt: "x", stream: true, [field]: value } });
       expect([bad.status, bad.body.error.code, bad.body.error.message]).toEqual([400, "invalid_field", expect.stringContaining(field)]);

@@ -9,4 +9,6 @@ export interface ConsoleApiDeps {
   webhooks: Client<typeof WebhookService>;
   /** Base of image links; unset means the address the browser used. */
   publicUrl?: string;
+  /** How often a streamed playground answer sends its keep-alive comment (EDGE_STREAM_HEARTBEAT_MS). */
+  heartbeatMs: number;
 }
