@@ -15,15 +15,20 @@ import { startE2eStack, type E2eStack } from "./e2e-stack.ts";
 // reaches its completed event on the edge's heartbeats alone (the default, every 15 s),
 // while the same request without `stream` is cut by HAProxy. Both run at once. Client to
 // HAProxy to edge over HTTP/1.1; the services as the test project runs them (e2e-stack.ts).
+// Without HAProxy installed this runs only under CI, where .ci/run installs it.
 
 const SERVER_IDLE_TIMEOUT_MS = 20_000;
 const JOB = { model: "beta", prompt: "[sandbox:delay=45000] a long night behind a proxy", size: "256x256" } as const;
+
+const needsBalancer = !findHaproxy() && process.env.CI !== "true";
+if (needsBalancer) console.log(`stream-through-haproxy.test.ts skipped: HAProxy is not installed (${HAPROXY_INSTALL_HINT})`);
 
 let stack: E2eStack;
 let balancer: RunningBalancer;
 let configDir: string;
 
 beforeAll(async () => {
+  if (needsBalancer) return;
   const haproxy = findHaproxy();
   if (!haproxy) throw new Error(`this test drives HAProxy, which is not installed: ${HAPROXY_INSTALL_HINT}`);
   stack = await startE2eStack();
@@ -50,7 +55,7 @@ async function fundedKey(): Promise<string> {
   return (await auth.createKey({ accountId: account!.accountId, name: "test" })).secret;
 }
 
-describe("a 45-s job through HAProxy with timeout server 20s (HTTP/1.1 through the balancer)", () => {
+describe.skipIf(needsBalancer)("a 45-s job through HAProxy with timeout server 20s (HTTP/1.1 through the balancer)", () => {
   it("completes when streamed, on heartbeats alone, and is cut by the proxy when not", { timeout: 120_000 }, async () => {
     const client = new OpenAI({ apiKey: await fundedKey(), baseURL: `${balancer.url}/v1`, maxRetries: 0, timeout: 90_000 });
     const streamed = (async () => {
