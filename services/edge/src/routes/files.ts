@@ -22,7 +22,12 @@ export function fileRoutes(app: FastifyInstance, deps: { generation: Client<type
       const first = await parts.next();
       const contentType = first.done ? "application/octet-stream" : first.value.contentType;
       async function* chunks() {
-        for (let part = await parts.next(); !part.done; part = await parts.next()) yield asBuffer(part.value.chunk);
+        try {
+          for (let part = await parts.next(); !part.done; part = await parts.next()) yield asBuffer(part.value.chunk);
+        } finally {
+          // A client that left mid-download: the ReadImage stream is ended too, so its file is closed.
+          await parts.return?.();
+        }
       }
       return reply.type(contentType).header("cache-control", "private, max-age=3600").send(Readable.from(chunks()));
     } catch (error) {
