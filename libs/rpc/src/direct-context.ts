@@ -73,6 +73,8 @@ export function directCallContext(init: DirectContextInit): DirectCallContext {
     const early = caller.aborted ? canceled() : deadlineAt !== undefined && deadlineAt <= Date.now() ? timedOut() : undefined;
     if (early) {
       endWith(early);
+      // The handler's step was already begun: whatever it throws now is no one's to hear, and must not go unhandled.
+      if (result instanceof Promise) result.catch(() => {});
       return Promise.reject(early);
     }
     const watchCaller = caller !== UNWATCHED_SIGNAL;

@@ -75,6 +75,25 @@ describe.each<{ transport: InternalTransport; host: (server: RpcServer) => strin
     await expect.poll(() => seen.closed).toBe(true);
   });
 
+  it("end with Canceled, with nothing left unhandled, when the handler throws as the caller resumes after aborting", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const client = await generation();
+      const controller = new AbortController();
+      // "midway" throws as soon as it is resumed after its first message.
+      const messages = client.readImage({ imageId: "midway" }, { signal: controller.signal })[Symbol.asyncIterator]();
+      await messages.next();
+      controller.abort();
+      await expect(messages.next()).rejects.toMatchObject({ code: Code.Canceled });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
   it("end at the caller's deadline with DeadlineExceeded", async () => {
     const client = await generation();
     await expect(readAll(client.readImage({ imageId: "hang" }, { timeoutMs: 200 }))).rejects.toMatchObject({ code: Code.DeadlineExceeded });
