@@ -148,9 +148,24 @@ function errorDetail(graph: ComfyGraph, data: Record<string, unknown>): string {
 function imagesOf(output: unknown): ImageRef[] | undefined {
   const images = (output as { images?: unknown } | undefined)?.images;
   if (!Array.isArray(images)) return undefined;
-  return images.filter(
-    (image): image is ImageRef => image !== null && typeof image === "object" && typeof (image as ImageRef).filename === "string",
-  ).map((image) => ({ filename: image.filename, subfolder: image.subfolder ?? "", type: image.type ?? "output" }));
+  return images
+    .filter((image): image is ImageRef => image !== null && typeof image === "object" && typeof (image as ImageRef).filename === "string")
+    .map((image) => ({ filename: image.filename, subfolder: image.subfolder ?? "", type: image.type ?? "output" }))
+    .filter(isJobOutput);
+}
+
+/** Output folders a job's images are saved to (SaveImage: output, PreviewImage: temp); input holds every job's uploads. */
+const OUTPUT_TYPES: ReadonlySet<unknown> = new Set(["output", "temp"]);
+
+/**
+ * Only a job's own outputs are fetched: never an input file (another job's uploaded edit
+ * image), nor a name or subfolder that climbs out of the output folders, whatever the server says.
+ */
+function isJobOutput(image: ImageRef): boolean {
+  if (!OUTPUT_TYPES.has(image.type) || typeof image.subfolder !== "string") return false;
+  const nameIsPlain = image.filename !== "" && !/[/\\]/.test(image.filename) && image.filename !== "." && image.filename !== "..";
+  const subfolderStaysInside = !/^[/\\]/.test(image.subfolder) && !image.subfolder.split(/[/\\]/).includes("..");
+  return nameIsPlain && subfolderStaysInside;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
