@@ -28,6 +28,8 @@ export interface SimBehaviour {
   dropSocketAtStep?: number;
   /** ComfyUI: the websocket upgrade is refused (503), so the client must follow its jobs by their history. */
   refuseSockets?: boolean;
+  /** ComfyUI: every preview frame's image is replaced by this many bytes that are no image (text), or by a JPEG padded to this many bytes. */
+  hostilePreviews?: { bytes: number; image: boolean };
 }
 
 export const DEFAULT_BEHAVIOUR: SimBehaviour = { mode: "ok", latencyMs: 0, pollsBeforeReady: 1, slowPolls: 8, failStatus: 500 };
