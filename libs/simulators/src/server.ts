@@ -30,6 +30,8 @@ export interface SimBehaviour {
   refuseSockets?: boolean;
   /** ComfyUI: every preview frame's image is replaced by this many bytes that are no image (text), or by a JPEG padded to this many bytes. */
   hostilePreviews?: { bytes: number; image: boolean };
+  /** ComfyUI: each step's progress message says value and max 1e999 (JSON that parses to Infinity), as the text of a hostile server. */
+  infiniteProgress?: boolean;
 }
 
 export const DEFAULT_BEHAVIOUR: SimBehaviour = { mode: "ok", latencyMs: 0, pollsBeforeReady: 1, slowPolls: 8, failStatus: 500 };

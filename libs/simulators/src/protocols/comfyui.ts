@@ -254,8 +254,11 @@ async function sample(sim: SimulatorCore, state: ComfyState, job: Job, nodeId: s
   for (let step = 1; step <= steps || hang; step += 1) {
     if (await pause(hang ? 50 : delayMs / steps, job.interrupt.signal, sim.closing)) return "interrupted";
     if (hang) continue;
-    state.send(job.clientId, "progress", { value: step, max: steps, prompt_id: job.id, node: nodeId });
     const socket = job.clientId ? state.sockets.get(job.clientId) : undefined;
+    if (sim.behaviour.infiniteProgress && socket?.readyState === 1) {
+      socket.send(`{"type":"progress","data":{"value":1e999,"max":1e999,"prompt_id":${JSON.stringify(job.id)},"node":${JSON.stringify(nodeId)}}}`);
+    }
+    state.send(job.clientId, "progress", { value: step, max: steps, prompt_id: job.id, node: nodeId });
     if (socket?.readyState === 1) socket.send(preview);
     if (step === sim.behaviour.dropSocketAtStep) socket?.terminate();
   }

@@ -123,6 +123,15 @@ describe("the comfyui adapter (HTTP + websocket against the ComfyUI simulator)",
     expect(progress.filter((p) => p.fraction !== undefined)).toHaveLength(4);
   });
 
+  it("passes on only fractions from 0 to 1, and still rising ones, when a progress message overflows (1e999 of 1e999)", async () => {
+    sim.behave({ steps: 4, infiniteProgress: true });
+    const progress: UpstreamProgress[] = [];
+    const outcome = await run({}, { onProgress: (p) => progress.push(p) });
+    expect(outcome.ok).toBe(true);
+    const fractions = progress.flatMap((p) => (p.fraction === undefined ? [] : [p.fraction]));
+    expect(fractions).toEqual([0.25, 0.5, 0.75, 1]);
+  });
+
   it("passes on no preview frame larger than the upstream byte limit (GENERATION_MAX_UPSTREAM_BYTES)", async () => {
     sim.behave({ steps: 2, hostilePreviews: { bytes: 300 * 1024, image: true } });
     const progress: UpstreamProgress[] = [];

@@ -92,8 +92,11 @@ export class PromptFollower {
 
   #progress(value: unknown, max: unknown): void {
     if (typeof value !== "number" || typeof max !== "number" || max <= 0) return;
+    // JSON's 1e999 is Infinity, and Infinity / Infinity NaN, which would stick as the fraction for good.
+    const step = value / max;
+    if (!Number.isFinite(step)) return;
     // A progress bar does not go back: a second sampler's steps count from zero again.
-    const fraction = Math.min(1, Math.max(this.#lastFraction, value / max));
+    const fraction = Math.min(1, Math.max(this.#lastFraction, step));
     if (fraction === this.#lastFraction && this.#lastFraction > 0) return;
     this.#lastFraction = fraction;
     this.started = true;
