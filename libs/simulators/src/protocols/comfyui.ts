@@ -255,6 +255,8 @@ async function sample(sim: SimulatorCore, state: ComfyState, job: Job, nodeId: s
     if (await pause(hang ? 50 : delayMs / steps, job.interrupt.signal, sim.closing)) return "interrupted";
     if (hang) continue;
     const socket = job.clientId ? state.sockets.get(job.clientId) : undefined;
+    const raw = sim.behaviour.rawMessage;
+    if (raw !== undefined && step === 1 && socket?.readyState === 1) socket.send(raw.replaceAll("{prompt_id}", job.id));
     if (sim.behaviour.infiniteProgress && socket?.readyState === 1) {
       socket.send(`{"type":"progress","data":{"value":1e999,"max":1e999,"prompt_id":${JSON.stringify(job.id)},"node":${JSON.stringify(nodeId)}}}`);
     }

@@ -132,6 +132,24 @@ describe("the comfyui adapter (HTTP + websocket against the ComfyUI simulator)",
     expect(fractions).toEqual([0.25, 0.5, 0.75, 1]);
   });
 
+  it.each([
+    ["executed", '{"type":"executed","data":{"prompt_id":"{prompt_id}","node":{"toString":1},"output":{}}}', true],
+    ["execution_error", '{"type":"execution_error","data":{"prompt_id":"{prompt_id}","node_id":{"toString":1},"exception_message":"x"}}', false],
+    ["execution_interrupted", '{"type":"execution_interrupted","data":{"prompt_id":"{prompt_id}","node_id":{"toString":1}}}', false],
+  ])("reads a %s message naming a node no string can be made of without throwing out of the socket's listener", async (_type, message, ok) => {
+    sim.behave({ steps: 2, rawMessage: message });
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on("uncaughtException", onUncaught);
+    try {
+      const outcome = await run({});
+      expect(outcome.ok).toBe(ok);
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off("uncaughtException", onUncaught);
+    }
+  });
+
   it("passes on no preview frame larger than the upstream byte limit (GENERATION_MAX_UPSTREAM_BYTES)", async () => {
     sim.behave({ steps: 2, hostilePreviews: { bytes: 300 * 1024, image: true } });
     const progress: UpstreamProgress[] = [];

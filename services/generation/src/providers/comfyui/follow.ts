@@ -74,7 +74,7 @@ export class PromptFollower {
       case "progress":
         return this.#progress(data.value, data.max);
       case "executed":
-        if (String(data.node) === this.options.output) this.#images = imagesOf(data.output) ?? this.#images;
+        if (isNodeId(data.node) && String(data.node) === this.options.output) this.#images = imagesOf(data.output) ?? this.#images;
         return;
       case "executing":
         // Without a prompt id (servers before 2024) "executing" carries only the node.
@@ -140,6 +140,9 @@ export class PromptFollower {
     return images;
   }
 }
+
+/** A node id as servers send it: a string, or a number on old servers. */
+const isNodeId = (node: unknown): node is string | number => typeof node === "string" || typeof node === "number";
 
 /** "ComfyUI node 3 (KSampler): <exception message>", what the operator reads. */
 function errorDetail(graph: ComfyGraph, data: Record<string, unknown>): string {
