@@ -18,8 +18,8 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-/** A ReadImage that streams a file of 64 MiB; `seen.closed` says its finally ran. */
-async function generationStandIn(seen: { closed?: boolean; aborted?: boolean; sent: number }): Promise<RpcServer> {
+/** A ReadImage that streams a file of 64 MiB, its content type after `delayMs`; `seen.closed` says its finally ran. */
+async function generationStandIn(seen: { closed?: boolean; aborted?: boolean; sent: number }, delayMs = 0): Promise<RpcServer> {
   const server = await startRpcServer({
     host: "127.0.0.1",
     port: 0,
@@ -32,6 +32,7 @@ async function generationStandIn(seen: { closed?: boolean; aborted?: boolean; se
           seen.closed = false;
           context.signal.addEventListener("abort", () => (seen.aborted = true));
           try {
+            await new Promise((resolve) => setTimeout(resolve, delayMs));
             yield { contentType: "image/png" };
             for (let index = 0; index < 1024; index += 1) {
               seen.sent += 1;
@@ -69,6 +70,15 @@ function downloadAndLeave(url: string): Promise<number> {
   });
 }
 
+/** Sends the request and drops the connection before any answer. */
+function requestAndLeave(url: string, afterMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const req = httpRequest(url);
+    req.on("error", () => undefined);
+    req.end(() => setTimeout(() => resolve(void req.destroy()), afterMs));
+  });
+}
+
 describe.each<InternalTransport>(["colocated", "http2"])("GET /v1/files over HTTP, ReadImage over the %s transport", (transport) => {
   it("ends the ReadImage stream when the client leaves mid-download", async () => {
     const seen: { closed?: boolean; aborted?: boolean; sent: number } = { sent: 0 };
@@ -80,6 +90,23 @@ describe.each<InternalTransport>(["colocated", "http2"])("GET /v1/files over HTT
     // In process the handler's own finally runs too (Connect's HTTP/2 server leaves a suspended handler to the collector).
     if (transport === "colocated") await expect.poll(() => seen.closed, { timeout: 5_000 }).toBe(true);
     // The stand-in stopped well before its end: the download was cut, not finished.
+    expect(seen.sent).toBeLessThan(1024);
+  });
+
+  it("streams a whole download to its end", async () => {
+    const seen: { closed?: boolean; aborted?: boolean; sent: number } = { sent: 0 };
+    const base = await edge(transport, await generationStandIn(seen));
+    const response = await fetch(`${base}/v1/files/img_0123456789abcdef.png?expires=9999999999&sig=x`);
+    expect(response.headers.get("content-type")).toBe("image/png");
+    expect((await response.arrayBuffer()).byteLength).toBe(1024 * CHUNK.length);
+    expect(seen.sent).toBe(1024);
+  });
+
+  it("ends the ReadImage stream when the client left before its first bytes", async () => {
+    const seen: { closed?: boolean; aborted?: boolean; sent: number } = { sent: 0 };
+    const base = await edge(transport, await generationStandIn(seen, 300));
+    await requestAndLeave(`${base}/v1/files/img_0123456789abcdef.png?expires=9999999999&sig=x`, 50);
+    await expect.poll(() => seen.aborted, { timeout: 5_000 }).toBe(true);
     expect(seen.sent).toBeLessThan(1024);
   });
 });
