@@ -94,6 +94,24 @@ describe.each<{ transport: InternalTransport; host: (server: RpcServer) => strin
     }
   });
 
+  it("abort the handler's signal when the caller aborts between messages and never asks for another", async () => {
+    const client = await generation();
+    const controller = new AbortController();
+    const messages = client.readImage({ imageId: "hang" }, { signal: controller.signal })[Symbol.asyncIterator]();
+    await messages.next();
+    await messages.next();
+    controller.abort();
+    await expect.poll(() => seen.context!.signal.aborted).toBe(true);
+  });
+
+  it("abort the handler's signal at the deadline while the caller is not reading", async () => {
+    const client = await generation();
+    const messages = client.readImage({ imageId: "hang" }, { timeoutMs: 300 })[Symbol.asyncIterator]();
+    await messages.next();
+    await messages.next();
+    await expect.poll(() => seen.context!.signal.aborted).toBe(true);
+  });
+
   it("end at the caller's deadline with DeadlineExceeded", async () => {
     const client = await generation();
     await expect(readAll(client.readImage({ imageId: "hang" }, { timeoutMs: 200 }))).rejects.toMatchObject({ code: Code.DeadlineExceeded });
