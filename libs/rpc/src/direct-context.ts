@@ -102,7 +102,9 @@ export function directCallContext(init: DirectContextInit): DirectCallContext {
       result.then(
         (value) => {
           stopWatching();
-          resolve(value);
+          // Ended meanwhile by watch() (the same deadline or abort, seen first): that is the call's outcome, as on the network.
+          if (endedWith) reject(endedWith);
+          else resolve(value);
         },
         (error: unknown) => {
           stopWatching();
