@@ -30,6 +30,12 @@ export interface DirectCallContext {
   outcome<T>(result: T | Promise<T>): Promise<T>;
   /** The call is over: the handler's signal ends with it, as on the network. */
   end(): void;
+  /**
+   * Ends the call when the caller gives up or the deadline passes even between the steps
+   * outcome() races (a stream's caller that is not reading), as the network would; returns
+   * the function that stops watching.
+   */
+  watch(): () => void;
 }
 
 /** A signal nobody aborts: the caller gave none, so there is nothing to listen to. */
@@ -73,6 +79,8 @@ export function directCallContext(init: DirectContextInit): DirectCallContext {
     const early = caller.aborted ? canceled() : deadlineAt !== undefined && deadlineAt <= Date.now() ? timedOut() : undefined;
     if (early) {
       endWith(early);
+      // The handler's step was already begun: whatever it throws now is no one's to hear, and must not go unhandled.
+      if (result instanceof Promise) result.catch(() => {});
       return Promise.reject(early);
     }
     const watchCaller = caller !== UNWATCHED_SIGNAL;
@@ -94,7 +102,9 @@ export function directCallContext(init: DirectContextInit): DirectCallContext {
       result.then(
         (value) => {
           stopWatching();
-          resolve(value);
+          // Ended meanwhile by watch() (the same deadline or abort, seen first): that is the call's outcome, as on the network.
+          if (endedWith) reject(endedWith);
+          else resolve(value);
         },
         (error: unknown) => {
           stopWatching();
@@ -104,5 +114,17 @@ export function directCallContext(init: DirectContextInit): DirectCallContext {
     });
   }
 
-  return { context, outcome, end: () => endWith(CALL_ENDED) };
+  function watch(): () => void {
+    const caller = init.requestSignal;
+    const onAbort = () => endWith(ConnectError.from(caller.reason, Code.Canceled));
+    const watchCaller = caller !== UNWATCHED_SIGNAL;
+    if (watchCaller) caller.addEventListener("abort", onAbort, { once: true });
+    const timer = deadlineAt === undefined ? undefined : setTimeout(() => endWith(new ConnectError("the operation timed out", Code.DeadlineExceeded)), deadlineAt - Date.now());
+    return () => {
+      clearTimeout(timer);
+      if (watchCaller) caller.removeEventListener("abort", onAbort);
+    };
+  }
+
+  return { context, outcome, end: () => endWith(CALL_ENDED), watch };
 }

@@ -75,6 +75,43 @@ describe.each<{ transport: InternalTransport; host: (server: RpcServer) => strin
     await expect.poll(() => seen.closed).toBe(true);
   });
 
+  it("end with Canceled, with nothing left unhandled, when the handler throws as the caller resumes after aborting", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const client = await generation();
+      const controller = new AbortController();
+      // "midway" throws as soon as it is resumed after its first message.
+      const messages = client.readImage({ imageId: "midway" }, { signal: controller.signal })[Symbol.asyncIterator]();
+      await messages.next();
+      controller.abort();
+      await expect(messages.next()).rejects.toMatchObject({ code: Code.Canceled });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
+  it("abort the handler's signal when the caller aborts between messages and never asks for another", async () => {
+    const client = await generation();
+    const controller = new AbortController();
+    const messages = client.readImage({ imageId: "hang" }, { signal: controller.signal })[Symbol.asyncIterator]();
+    await messages.next();
+    await messages.next();
+    controller.abort();
+    await expect.poll(() => seen.context!.signal.aborted).toBe(true);
+  });
+
+  it("abort the handler's signal at the deadline while the caller is not reading", async () => {
+    const client = await generation();
+    const messages = client.readImage({ imageId: "hang" }, { timeoutMs: 300 })[Symbol.asyncIterator]();
+    await messages.next();
+    await messages.next();
+    await expect.poll(() => seen.context!.signal.aborted).toBe(true);
+  });
+
   it("end at the caller's deadline with DeadlineExceeded", async () => {
     const client = await generation();
     await expect(readAll(client.readImage({ imageId: "hang" }, { timeoutMs: 200 }))).rejects.toMatchObject({ code: Code.DeadlineExceeded });

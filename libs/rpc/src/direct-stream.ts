@@ -53,7 +53,7 @@ export async function callDirectServerStream(call: DirectStreamCall): Promise<St
   const url = `http://in-memory/${service.typeName}/${method.name}`;
   const handle = async (request: StreamRequest): Promise<StreamResponse> => {
     const input = receivedCopy(method, await onlyMessage(request.message));
-    const { context, outcome, end } = directCallContext({
+    const { context, outcome, end, watch } = directCallContext({
       service,
       method,
       url,
@@ -66,6 +66,8 @@ export async function callDirectServerStream(call: DirectStreamCall): Promise<St
     async function* copies(): AsyncGenerator<Message> {
       const iterator = produced[Symbol.asyncIterator]();
       let finished = false;
+      // Between messages too: a caller that aborts, or outlives its deadline, without asking for another ends the handler's signal.
+      const unwatch = watch();
       try {
         for (;;) {
           // Each step races the caller's abort and the deadline, as the network's stream does.
@@ -77,6 +79,7 @@ export async function callDirectServerStream(call: DirectStreamCall): Promise<St
           yield clone(method.output, create(method.output, step.value));
         }
       } finally {
+        unwatch();
         end();
         // A caller that stopped reading: the handler's own cleanup (an open file) runs once it yields again.
         if (!finished) Promise.resolve(iterator.return?.()).catch(() => {});

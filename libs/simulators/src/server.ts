@@ -28,6 +28,12 @@ export interface SimBehaviour {
   dropSocketAtStep?: number;
   /** ComfyUI: the websocket upgrade is refused (503), so the client must follow its jobs by their history. */
   refuseSockets?: boolean;
+  /** ComfyUI: every preview frame's image is replaced by this many bytes that are no image (text), or by a JPEG padded to this many bytes. */
+  hostilePreviews?: { bytes: number; image: boolean };
+  /** ComfyUI: each step's progress message says value and max 1e999 (JSON that parses to Infinity), as the text of a hostile server. */
+  infiniteProgress?: boolean;
+  /** ComfyUI: this text is sent on the job's websocket before its first step, "{prompt_id}" replaced by the job's id. */
+  rawMessage?: string;
 }
 
 export const DEFAULT_BEHAVIOUR: SimBehaviour = { mode: "ok", latencyMs: 0, pollsBeforeReady: 1, slowPolls: 8, failStatus: 500 };

@@ -1,3 +1,4 @@
+import { Readable } from "node:stream";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { GenerationService } from "@orvado/proto";
 import { Code, ConnectError } from "@orvado/rpc";
@@ -80,19 +81,33 @@ export function generationRoutes(deps: { db: Db; catalog: Catalog; jobs: JobRunn
         return { channel: (await deps.jobs.channels.health()).get(key)! };
       },
       getMetrics: () => deps.metrics.exposition(),
-      async *readImage(req) {
+      async *readImage(req, context) {
         const check = checkImageLink(req.imageId, Number(req.expiresUnix), req.signature, deps.urlSigningSecret);
         if (!check.ok && check.reason === "expired") throw new ConnectError("this image link has expired", Code.FailedPrecondition);
         if (!check.ok) throw new ConnectError("no such image", Code.NotFound);
         const row = await findImage(deps.db, req.imageId);
         const file = row ? await deps.store.open(req.imageId) : null;
         if (!row || !file) throw new ConnectError("no such image", Code.NotFound);
-        yield { contentType: file.contentType };
-        for await (const chunk of file.stream as AsyncIterable<Buffer>) {
-          for (let offset = 0; offset < chunk.length; offset += CHUNK_BYTES) {
-            yield { chunk: chunk.subarray(offset, offset + CHUNK_BYTES) };
+        // A caller that stops reading or cancels closes the file: Connect's HTTP/2 server only aborts
+        // the signal of a cancelled call, and leaves its handler suspended where it yielded.
+        const close = () => closeStream(file.stream);
+        context.signal.addEventListener("abort", close, { once: true });
+        try {
+          yield { contentType: file.contentType };
+          for await (const chunk of file.stream as AsyncIterable<Buffer>) {
+            for (let offset = 0; offset < chunk.length; offset += CHUNK_BYTES) {
+              yield { chunk: chunk.subarray(offset, offset + CHUNK_BYTES) };
+            }
           }
+        } finally {
+          context.signal.removeEventListener("abort", close);
+          close();
         }
       },
     });
+}
+
+/** Closes a stored image's stream, read or not (a file store's stream holds the file open until then). */
+function closeStream(stream: NodeJS.ReadableStream): void {
+  if (stream instanceof Readable) stream.destroy();
 }

@@ -249,13 +249,18 @@ async function runJob(sim: SimulatorCore, state: ComfyState, job: Job): Promise<
 async function sample(sim: SimulatorCore, state: ComfyState, job: Job, nodeId: string, delayMs: number, text: string): Promise<"done" | "interrupted"> {
   const node = job.graph[nodeId]!;
   const steps = Math.min(MAX_STEPS, sim.behaviour.steps ?? positiveInt(node.inputs.steps, 20));
-  const preview = await previewFrame(text);
+  const preview = hostilePreview(sim.behaviour.hostilePreviews) ?? (await previewFrame(text));
   const hang = sim.effective(text).mode === "hang";
   for (let step = 1; step <= steps || hang; step += 1) {
     if (await pause(hang ? 50 : delayMs / steps, job.interrupt.signal, sim.closing)) return "interrupted";
     if (hang) continue;
-    state.send(job.clientId, "progress", { value: step, max: steps, prompt_id: job.id, node: nodeId });
     const socket = job.clientId ? state.sockets.get(job.clientId) : undefined;
+    const raw = sim.behaviour.rawMessage;
+    if (raw !== undefined && step === 1 && socket?.readyState === 1) socket.send(raw.replaceAll("{prompt_id}", job.id));
+    if (sim.behaviour.infiniteProgress && socket?.readyState === 1) {
+      socket.send(`{"type":"progress","data":{"value":1e999,"max":1e999,"prompt_id":${JSON.stringify(job.id)},"node":${JSON.stringify(nodeId)}}}`);
+    }
+    state.send(job.clientId, "progress", { value: step, max: steps, prompt_id: job.id, node: nodeId });
     if (socket?.readyState === 1) socket.send(preview);
     if (step === sim.behaviour.dropSocketAtStep) socket?.terminate();
   }
@@ -361,6 +366,17 @@ async function previewFrame(text: string): Promise<Buffer> {
   header.writeUInt32BE(PREVIEW_IMAGE, 0);
   header.writeUInt32BE(JPEG, 4);
   return Buffer.concat([header, jpeg]);
+}
+
+/** A preview frame a hostile server sends: a JPEG's first bytes padded to `bytes`, or text claiming to be a JPEG. */
+function hostilePreview(hostile: { bytes: number; image: boolean } | undefined): Buffer | undefined {
+  if (!hostile) return undefined;
+  const header = Buffer.alloc(8);
+  header.writeUInt32BE(PREVIEW_IMAGE, 0);
+  header.writeUInt32BE(JPEG, 4);
+  const payload = Buffer.alloc(hostile.bytes, hostile.image ? 0 : "not an image ");
+  if (hostile.image) payload.set([0xff, 0xd8, 0xff, 0xe0]);
+  return Buffer.concat([header, payload]);
 }
 
 /** Waits; true when interrupted (or the simulator closes) first. */

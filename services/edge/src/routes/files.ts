@@ -24,7 +24,10 @@ export function fileRoutes(app: FastifyInstance, deps: { generation: Client<type
       async function* chunks() {
         for (let part = await parts.next(); !part.done; part = await parts.next()) yield asBuffer(part.value.chunk);
       }
-      return reply.type(contentType).header("cache-control", "private, max-age=3600").send(Readable.from(chunks()));
+      const body = Readable.from(chunks());
+      // A client that left, mid-download or before its first bytes: the ReadImage stream is ended too, so its file is closed.
+      body.once("close", () => void parts.return?.().catch(() => undefined));
+      return reply.type(contentType).header("cache-control", "private, max-age=3600").send(body);
     } catch (error) {
       if (error instanceof ConnectError && error.code === Code.FailedPrecondition) {
         return sendError(request, reply, ErrorCode.LINK_EXPIRED, "This image link has expired; images are kept for a limited time");

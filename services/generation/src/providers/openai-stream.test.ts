@@ -198,3 +198,39 @@ describe("an OpenAI-compatible server that does not stream (HTTP, a local server
     }
   });
 });
+
+describe("a hostile OpenAI-compatible event stream (HTTP, a local server answering server-sent events)", () => {
+  /** A server that answers every call with these events, then ends the stream. */
+  async function streamingServer(events: object[]) {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        for (const event of events) res.write(`event: ${(event as { type: string }).type}\ndata: ${JSON.stringify(event)}\n\n`);
+        res.end();
+      });
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    const catalog = parseCatalog({
+      models: [{ id: "alpha", family: "alpha", tiers: ["1K"], channels: [{ name: "hostile", provider: "openai-compatible", upstreamModel: "m", baseUrl: `http://127.0.0.1:${port}/v1`, capacity: 1 }] }],
+    });
+    return { server, channel: catalog.get("alpha")!.channels[0]! };
+  }
+
+  it("passes on at most the partial images asked for, however many the upstream sends", async () => {
+    const png = (await solid(9, 9, 9)).toString("base64");
+    const partial = { type: "image_generation.partial_image", b64_json: png, output_format: "png" };
+    const { server, channel } = await streamingServer([...Array.from({ length: 20 }, () => partial), { type: "image_generation.completed", b64_json: png }]);
+    try {
+      const progress: UpstreamProgress[] = [];
+      const request: UpstreamRequest = { prompt: "x", width: 64, height: 64, n: 1, quality: undefined, partialImages: 2 };
+      const outcome = await generateOnChannel(channel, undefined, request, AbortSignal.timeout(10_000), settings, undefined, (update) => progress.push(update));
+      expect(await images(outcome)).toEqual([["png", 64, 64]]);
+      expect(progress.filter((update) => update.preview)).toHaveLength(2);
+    } finally {
+      server.close();
+    }
+  });
+});

@@ -119,13 +119,17 @@ async function callError(url: string, fields: Record<string, unknown>, response:
  */
 async function imagesFromEvents(settings: StreamedImageSettings, response: Response): Promise<Uint8Array[]> {
   const images: Uint8Array[] = [];
+  // The client asked for this many: an upstream that sends more does not get them passed on.
+  let partialsLeft = settings.partialImages;
   const events = response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream({ onError: "terminate" }));
   // Leaving the loop (an error event) cancels the stream, which lets the connection go.
   for await (const message of events as unknown as AsyncIterable<EventSourceMessage>) {
     const event = parseEvent(message);
     const type = text(event.type) || message.event || "";
     if (type === "error" || message.event === "error" || event.error !== undefined) throw streamError(settings.provider, event);
-    if (type.endsWith(".partial_image")) settings.onProgress({ preview: { bytes: imageBytes(event), mediaType: mediaTypeOf(event.output_format) } });
+    if (type.endsWith(".partial_image")) {
+      if (partialsLeft-- > 0) settings.onProgress({ preview: { bytes: imageBytes(event), mediaType: mediaTypeOf(event.output_format) } });
+    }
     else if (type.endsWith(".completed")) images.push(imageBytes(event));
   }
   if (images.length === 0) throw new UpstreamFailure("the upstream's event stream ended without a completed image");

@@ -4,6 +4,7 @@ import { generateWithSandbox } from "../sandbox/provider.ts";
 import { guardedFetch } from "./guarded-fetch.ts";
 import { UpstreamRefusal } from "./errors.ts";
 import { fitToSize } from "./fit.ts";
+import { guardedProgress } from "./preview-guard.ts";
 import type { ImageModel, PreparedCall, UpstreamProgress, UpstreamRequest } from "./types.ts";
 import { PROVIDERS } from "./registry.ts";
 import type { AnswerPass, HeldBackReader } from "../answer-gate.ts";
@@ -63,7 +64,8 @@ export async function generateOnChannel(
     // Reads held back are the gateway's wait too: the answer may be there, unread.
     holdBack: answerPlace && ((reader) => answerPlace.holdBack(pausingClock(reader, () => deadline))),
   });
-  const call = (await provider.loadFactory())({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs, onProgress });
+  const progress = onProgress && guardedProgress(onProgress, settings.maxUpstreamBytes);
+  const call = (await provider.loadFactory())({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs, onProgress: progress });
   deadline = channel.timeoutMs ? callDeadline(jobSignal, channel.timeoutMs) : null;
   const signal = deadline?.signal ?? jobSignal;
   const results = await Promise.allSettled(batches(request.n, call.maxImagesPerCall).map((count) => imagesFrom(call, request, count, signal))).finally(

@@ -43,7 +43,9 @@ async function pollUntilStopped(watched: Watched, signal: AbortSignal): Promise<
     const state = asObject(progress.state);
     if (typeof state.job_count !== "number" || state.job_count === 0) continue;
     const report: UpstreamProgress = {};
-    if (typeof progress.progress === "number" && progress.progress > fraction) report.fraction = fraction = Math.min(1, progress.progress);
+    // JSON's 1e999 is Infinity, which is no fraction; one over 1 is 1, said once (not again at every poll).
+    const reported = typeof progress.progress === "number" && Number.isFinite(progress.progress) ? Math.min(1, progress.progress) : 0;
+    if (reported > fraction) report.fraction = fraction = reported;
     const image = progress.current_image;
     if (typeof image === "string" && image !== "" && image !== preview) {
       preview = image;

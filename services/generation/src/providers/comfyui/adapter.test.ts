@@ -60,11 +60,13 @@ interface RunOptions {
   extra?: Record<string, unknown>;
   onProgress?: (progress: UpstreamProgress) => void;
   apiKey?: string;
+  maxUpstreamBytes?: number;
 }
 
 function run(request: Partial<UpstreamRequest>, options: RunOptions = {}): Promise<UpstreamOutcome> {
   const job: UpstreamRequest = { prompt: "a lighthouse", width: 1024, height: 1024, n: 1, quality: undefined, ...request };
-  return generateOnChannel(channel(options.extra), options.apiKey, job, options.signal ?? AbortSignal.timeout(30_000), settings, undefined, options.onProgress);
+  const limits = { ...settings, maxUpstreamBytes: options.maxUpstreamBytes ?? settings.maxUpstreamBytes };
+  return generateOnChannel(channel(options.extra), options.apiKey, job, options.signal ?? AbortSignal.timeout(30_000), limits, undefined, options.onProgress);
 }
 
 const dimensions = async (png: Buffer) => {
@@ -110,6 +112,50 @@ describe("the comfyui adapter (HTTP + websocket against the ComfyUI simulator)",
     expect(previews).toHaveLength(4);
     expect(previews[0]!.mediaType).toBe("image/jpeg");
     expect((await sharp(previews[0]!.bytes).metadata()).format).toBe("jpeg");
+  });
+
+  it("passes on no preview frame whose bytes are not an image, and still every fraction", async () => {
+    sim.behave({ steps: 4, hostilePreviews: { bytes: 1000, image: false } });
+    const progress: UpstreamProgress[] = [];
+    const outcome = await run({}, { onProgress: (p) => progress.push(p) });
+    expect(outcome.ok).toBe(true);
+    expect(progress.filter((p) => p.preview)).toEqual([]);
+    expect(progress.filter((p) => p.fraction !== undefined)).toHaveLength(4);
+  });
+
+  it("passes on only fractions from 0 to 1, and still rising ones, when a progress message overflows (1e999 of 1e999)", async () => {
+    sim.behave({ steps: 4, infiniteProgress: true });
+    const progress: UpstreamProgress[] = [];
+    const outcome = await run({}, { onProgress: (p) => progress.push(p) });
+    expect(outcome.ok).toBe(true);
+    const fractions = progress.flatMap((p) => (p.fraction === undefined ? [] : [p.fraction]));
+    expect(fractions).toEqual([0.25, 0.5, 0.75, 1]);
+  });
+
+  it.each([
+    ["executed", '{"type":"executed","data":{"prompt_id":"{prompt_id}","node":{"toString":1},"output":{}}}', true],
+    ["execution_error", '{"type":"execution_error","data":{"prompt_id":"{prompt_id}","node_id":{"toString":1},"exception_message":"x"}}', false],
+    ["execution_interrupted", '{"type":"execution_interrupted","data":{"prompt_id":"{prompt_id}","node_id":{"toString":1}}}', false],
+  ])("reads a %s message naming a node no string can be made of without throwing out of the socket's listener", async (_type, message, ok) => {
+    sim.behave({ steps: 2, rawMessage: message });
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on("uncaughtException", onUncaught);
+    try {
+      const outcome = await run({});
+      expect(outcome.ok).toBe(ok);
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off("uncaughtException", onUncaught);
+    }
+  });
+
+  it("passes on no preview frame larger than the upstream byte limit (GENERATION_MAX_UPSTREAM_BYTES)", async () => {
+    sim.behave({ steps: 2, hostilePreviews: { bytes: 300 * 1024, image: true } });
+    const progress: UpstreamProgress[] = [];
+    const outcome = await run({ width: 256, height: 256 }, { onProgress: (p) => progress.push(p), maxUpstreamBytes: 256 * 1024 });
+    expect(outcome.ok).toBe(true);
+    expect(progress.filter((p) => p.preview)).toEqual([]);
   });
 
   it("reports one rising fraction for a job split into prompts that ComfyUI runs one after another", async () => {

@@ -74,7 +74,7 @@ export class PromptFollower {
       case "progress":
         return this.#progress(data.value, data.max);
       case "executed":
-        if (String(data.node) === this.options.output) this.#images = imagesOf(data.output) ?? this.#images;
+        if (isNodeId(data.node) && String(data.node) === this.options.output) this.#images = imagesOf(data.output) ?? this.#images;
         return;
       case "executing":
         // Without a prompt id (servers before 2024) "executing" carries only the node.
@@ -92,8 +92,11 @@ export class PromptFollower {
 
   #progress(value: unknown, max: unknown): void {
     if (typeof value !== "number" || typeof max !== "number" || max <= 0) return;
+    // JSON's 1e999 is Infinity, and Infinity / Infinity NaN, which would stick as the fraction for good.
+    const step = value / max;
+    if (!Number.isFinite(step)) return;
     // A progress bar does not go back: a second sampler's steps count from zero again.
-    const fraction = Math.min(1, Math.max(this.#lastFraction, value / max));
+    const fraction = Math.min(1, Math.max(this.#lastFraction, step));
     if (fraction === this.#lastFraction && this.#lastFraction > 0) return;
     this.#lastFraction = fraction;
     this.started = true;
@@ -138,6 +141,9 @@ export class PromptFollower {
   }
 }
 
+/** A node id as servers send it: a string, or a number on old servers. */
+const isNodeId = (node: unknown): node is string | number => typeof node === "string" || typeof node === "number";
+
 /** "ComfyUI node 3 (KSampler): <exception message>", what the operator reads. */
 function errorDetail(graph: ComfyGraph, data: Record<string, unknown>): string {
   const type = typeof data.exception_type === "string" && data.exception_type ? ` [${data.exception_type}]` : "";
@@ -148,9 +154,24 @@ function errorDetail(graph: ComfyGraph, data: Record<string, unknown>): string {
 function imagesOf(output: unknown): ImageRef[] | undefined {
   const images = (output as { images?: unknown } | undefined)?.images;
   if (!Array.isArray(images)) return undefined;
-  return images.filter(
-    (image): image is ImageRef => image !== null && typeof image === "object" && typeof (image as ImageRef).filename === "string",
-  ).map((image) => ({ filename: image.filename, subfolder: image.subfolder ?? "", type: image.type ?? "output" }));
+  return images
+    .filter((image): image is ImageRef => image !== null && typeof image === "object" && typeof (image as ImageRef).filename === "string")
+    .map((image) => ({ filename: image.filename, subfolder: image.subfolder ?? "", type: image.type ?? "output" }))
+    .filter(isJobOutput);
+}
+
+/** Output folders a job's images are saved to (SaveImage: output, PreviewImage: temp); input holds every job's uploads. */
+const OUTPUT_TYPES: ReadonlySet<unknown> = new Set(["output", "temp"]);
+
+/**
+ * Only a job's own outputs are fetched: never an input file (another job's uploaded edit
+ * image), nor a name or subfolder that climbs out of the output folders, whatever the server says.
+ */
+function isJobOutput(image: ImageRef): boolean {
+  if (!OUTPUT_TYPES.has(image.type) || typeof image.subfolder !== "string") return false;
+  const nameIsPlain = image.filename !== "" && !/[/\\]/.test(image.filename) && image.filename !== "." && image.filename !== "..";
+  const subfolderStaysInside = !/^[/\\]/.test(image.subfolder) && !image.subfolder.split(/[/\\]/).includes("..");
+  return nameIsPlain && subfolderStaysInside;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

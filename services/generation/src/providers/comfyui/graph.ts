@@ -35,5 +35,6 @@ export function jobGraph(graph: ComfyGraph, inputs: ComfyInputs, values: JobValu
 export function nodeName(graph: ComfyGraph, id: unknown, type?: unknown): string {
   const node = typeof id === "string" ? graph[id] : undefined;
   const kind = typeof type === "string" && type ? type : node?.class_type;
-  return `node ${String(id)}${kind ? ` (${kind})` : ""}`;
+  // A server's node id is a string (a number on old servers); anything else is not quoted (an object's String() may throw).
+  return `node ${typeof id === "string" || typeof id === "number" ? id : "?"}${kind ? ` (${kind})` : ""}`;
 }

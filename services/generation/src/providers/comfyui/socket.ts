@@ -67,7 +67,14 @@ export async function openEvents(options: SocketOptions, handlers: EventHandlers
     options.signal.throwIfAborted();
     return null;
   }
-  socket.addEventListener("message", (event) => dispatch(event.data, handlers));
+  socket.addEventListener("message", (event) => {
+    // An error thrown out of a listener is uncaught and would end the process: the job is followed by its history instead.
+    try {
+      dispatch(event.data, handlers);
+    } catch {
+      socket.close();
+    }
+  });
   socket.addEventListener("close", () => handlers.closed(), { once: true });
   return socket;
 }
