@@ -59,7 +59,7 @@ function startConsumer(): Set<string> {
   const script = fileURLToPath(new URL("./consumer.ts", import.meta.url));
   consumer = spawn(process.execPath, ["--import", "tsx", script, "--from-beginning"], {
     env: { ...process.env, KAFKA_BROKERS: cluster.addresses.join(","), KAFKA_TOPIC_PREFIX: PREFIX, GROUP_ID: "analyst-failover" },
-    stdio: ["ignore", "pipe", "ignore"],
+    stdio: ["ignore", "pipe", "inherit"],
   });
   const seen = new Set<string>();
   let buffer = "";
@@ -80,6 +80,25 @@ async function until(seen: Set<string>, ids: string[], timeoutMs: number): Promi
     if (consumer?.exitCode !== null) throw new Error(`the consumer exited with ${consumer?.exitCode}`);
     if (Date.now() > deadline) throw new Error(`the consumer printed ${ids.filter((id) => seen.has(id)).length} of ${ids.length} events in ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The node id leading partition 0 of the billing topic, asked again while a broker has not caught up with the metadata. */
+async function leaderOfPartitionZero(): Promise<number> {
+  const admin = new kafkajs.Kafka({ brokers: cluster.addresses, logLevel: kafkajs.logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const metadata = await admin.fetchTopicMetadata({ topics: [`${PREFIX}${BILLING_TOPIC}`] });
+        return metadata.topics[0]!.partitions.find((partition) => partition.partitionId === 0)!.leader;
+      } catch (error) {
+        if (attempt === 10) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  } finally {
+    await admin.disconnect();
   }
 }
 
@@ -108,11 +127,7 @@ describe("examples/kafka-billing-consumer through a broker's kill -9 (three real
     await until(seen, before.map((event) => event.id), 90_000);
 
     // The leader of partition 0 dies; its partitions move to the two others.
-    const admin = new kafkajs.Kafka({ brokers: cluster.addresses, logLevel: kafkajs.logLevel.NOTHING }).admin();
-    await admin.connect();
-    const metadata = await admin.fetchTopicMetadata({ topics: [`${PREFIX}${BILLING_TOPIC}`] });
-    await admin.disconnect();
-    const leader = metadata.topics[0]!.partitions.find((partition) => partition.partitionId === 0)!.leader;
+    const leader = await leaderOfPartitionZero();
     const victim = cluster.started.find((node) => node.address === cluster.addresses[leader - 1])!;
     await victim.kill();
 

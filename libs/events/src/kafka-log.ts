@@ -58,5 +58,9 @@ export function kafkaErrorLevel(message: string, extra: Record<string, unknown>)
   if (answer === "Topic creation errors") return "debug";
   if (GROUP_FORMING.has(answer)) return "info";
   if (LEADERSHIP_MOVING.has(answer) || REJOINING.has(message)) return "warn";
+  // A member whose retries ran out while its group was forming: kafkajs restarts it (and says so next).
+  const crashedOn = /^Crash: \w+: (.*)$/.exec(message)?.[1];
+  if (crashedOn !== undefined && GROUP_FORMING.has(crashedOn)) return "warn";
+  if (message.startsWith("Restarting the consumer in ")) return "warn";
   return "error";
 }
