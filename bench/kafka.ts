@@ -62,6 +62,7 @@ export async function benchKafka(env: NodeJS.ProcessEnv = process.env): Promise<
 
 /** The settings as the reports print them. */
 export function describeKafka(settings: KafkaSettings): string {
-  const replication = settings.replicationFactor === -1 ? "the broker's default replication" : `replication ${settings.replicationFactor}`;
+  const replication =
+    settings.replicationFactor === -1 ? "the broker's default replication" : settings.replicationFactor === 0 ? "replication min(3, brokers)" : `replication ${settings.replicationFactor}`;
   return `${settings.brokers.length} broker${settings.brokers.length === 1 ? "" : "s"} (${settings.brokers.join(", ")}), ${settings.partitions} partitions, ${replication}, acks=all, idempotent producer, topic prefix ${settings.topicPrefix}`;
 }

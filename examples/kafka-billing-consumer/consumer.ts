@@ -20,6 +20,15 @@ const kafka = new Kafka({ clientId: "orvado-example-analyst", brokers, logLevel:
 const consumer = kafka.consumer({ groupId: `${process.env.KAFKA_TOPIC_PREFIX ?? ""}${process.env.GROUP_ID ?? "orvado-example-analyst"}` });
 const spend = new SpendByAccount();
 
+// kafkajs restarts the consumer after the failures it deems retriable (a broker's death, a group
+// forming). After any other it stops for good: exit, so that whatever runs this process starts it
+// again, from the group's committed offsets, rather than idle while looking alive.
+consumer.on(consumer.events.CRASH, ({ payload }) => {
+  if (payload.restart) return;
+  console.error(`the consumer stopped: ${payload.error.message}`);
+  process.exit(1);
+});
+
 await consumer.connect();
 await consumer.subscribe({ topic: `${process.env.KAFKA_TOPIC_PREFIX ?? ""}${BILLING_TOPIC}`, fromBeginning: process.argv.includes("--from-beginning") });
 await consumer.run({

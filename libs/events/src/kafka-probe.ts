@@ -1,9 +1,10 @@
 /**
  * True once a broker of the list answers a metadata request (the cluster's
- * brokers and controller), false if none does within timeoutMs. Used to wait
- * for a broker that is starting.
+ * brokers and controller) that names at least `brokerCount` brokers, false if
+ * none does within timeoutMs. Used to wait for a broker, or every node of a
+ * cluster, that is starting.
  */
-export async function kafkaBrokerAnswers(brokers: string[], timeoutMs: number): Promise<boolean> {
+export async function kafkaBrokerAnswers(brokers: string[], timeoutMs: number, brokerCount = 1): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   // Loaded here, not at the module's top: every service imports @orvado/events, and one on the Postgres log never needs kafkajs (open.ts).
   const { Kafka, logLevel } = (await import("kafkajs")).default;
@@ -13,7 +14,7 @@ export async function kafkaBrokerAnswers(brokers: string[], timeoutMs: number): 
     try {
       await admin.connect();
       const cluster = await admin.describeCluster();
-      if (cluster.brokers.length > 0 && cluster.controller !== null) return true;
+      if (cluster.brokers.length >= brokerCount && cluster.controller !== null) return true;
     } catch {
       // Not up yet: connection refused, or the broker has not elected its controller.
     } finally {

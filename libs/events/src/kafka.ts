@@ -3,6 +3,7 @@ import kafkajs from "kafkajs";
 import type { Consumer, Kafka as KafkaClient } from "kafkajs";
 import { EVENT_ID_HEADER, kafkaBatchHandler } from "./kafka-batch.ts";
 import { kafkaLogCreator } from "./kafka-log.ts";
+import { groupByPartition } from "./kafka-partitions.ts";
 import { fixKafkajsRequestQueue } from "./kafkajs-request-queue.ts";
 import { Backoff, DEFAULT_LINGER_MS, deferred } from "./timing.ts";
 import type { KafkaSettings } from "./kafka-settings.ts";
@@ -56,15 +57,20 @@ export async function openKafkaStream(options: KafkaStreamOptions): Promise<Even
     name: "kafka",
     async publish(topic: string, messages: OutgoingMessage[]) {
       if (messages.length === 0) return;
-      await producer.send({
-        topic: await topics.ensure(topic),
-        acks: -1,
-        messages: messages.map((message) => ({
-          key: message.key,
-          value: Buffer.from(message.value.buffer, message.value.byteOffset, message.value.byteLength),
-          headers: { [EVENT_ID_HEADER]: message.id },
-        })),
-      });
+      const name = await topics.ensure(topic);
+      // One partition per send(), so that a leader's failover cannot lose messages (kafka-partitions.ts).
+      for (const [partition, group] of groupByPartition(name, messages, await topics.partitions(name))) {
+        await producer.send({
+          topic: name,
+          acks: -1,
+          messages: group.map((message) => ({
+            partition,
+            key: message.key,
+            value: Buffer.from(message.value.buffer, message.value.byteOffset, message.value.byteLength),
+            headers: { [EVENT_ID_HEADER]: message.id },
+          })),
+        });
+      }
     },
     async subscribe(subscribeOptions: SubscribeOptions) {
       if (closed) throw new Error("event stream is closed");

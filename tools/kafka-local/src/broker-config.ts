@@ -1,5 +1,6 @@
-// What a local single-node KRaft broker is told: its server.properties and its
-// log4j2 configuration. docs/events.md explains the topic settings.
+// What a local KRaft broker is told, alone or as one node of a local cluster:
+// its server.properties and its log4j2 configuration. docs/events.md explains
+// the topic settings.
 
 export interface BrokerPorts {
   /** Clients connect here (PLAINTEXT on 127.0.0.1). */
@@ -34,19 +35,50 @@ export const SINGLE_NODE_SETTINGS: readonly (readonly [string, string | number])
   ["log.cleaner.dedupe.buffer.size", 16 * 1024 * 1024],
 ];
 
-/** server.properties for one process that is both the broker and the only controller. */
-export function serverProperties(ports: BrokerPorts, storeDir: string): string {
+/**
+ * A node of a local cluster: its id and every voter's controller port. Each node
+ * is a broker and a controller (a combined node), so three processes make a
+ * quorum that survives the loss of one: no separate controller processes to run.
+ */
+export interface QuorumNode {
+  nodeId: number;
+  /** The controller ports of all the cluster's nodes, node 1 first. */
+  controllerPorts: readonly number[];
+}
+
+/**
+ * What a cluster of three or more nodes changes: Kafka's own topics and any topic created
+ * without a replication factor get three replicas, and a write with acks=all is confirmed
+ * once two of them have it (a broker may die without losing a confirmed write or stopping
+ * writes). The rest is as on a single node.
+ */
+export const CLUSTER_SETTINGS: readonly (readonly [string, string | number])[] = [
+  ...SINGLE_NODE_SETTINGS.filter(([key]) => !/replication\.factor$|min\.isr$/.test(key)),
+  ["default.replication.factor", 3],
+  ["min.insync.replicas", 2],
+  ["offsets.topic.replication.factor", 3],
+  ["transaction.state.log.replication.factor", 3],
+  ["transaction.state.log.min.isr", 2],
+  ["share.coordinator.state.topic.replication.factor", 3],
+  ["share.coordinator.state.topic.min.isr", 2],
+];
+
+const SINGLE_NODE: (ports: BrokerPorts) => QuorumNode = (ports) => ({ nodeId: 1, controllerPorts: [ports.controllerPort] });
+
+/** server.properties for one process that is a broker and a controller: alone, or a node of a local cluster. */
+export function serverProperties(ports: BrokerPorts, storeDir: string, node: QuorumNode = SINGLE_NODE(ports)): string {
+  const voters = node.controllerPorts.map((port, index) => `${index + 1}@127.0.0.1:${port}`).join(",");
   const settings: (readonly [string, string | number])[] = [
     ["process.roles", "broker,controller"],
-    ["node.id", 1],
-    ["controller.quorum.voters", `1@127.0.0.1:${ports.controllerPort}`],
+    ["node.id", node.nodeId],
+    ["controller.quorum.voters", voters],
     ["listeners", `PLAINTEXT://127.0.0.1:${ports.port},CONTROLLER://127.0.0.1:${ports.controllerPort}`],
     ["advertised.listeners", `PLAINTEXT://127.0.0.1:${ports.port}`],
     ["controller.listener.names", "CONTROLLER"],
     ["inter.broker.listener.name", "PLAINTEXT"],
     ["listener.security.protocol.map", "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"],
     ["log.dirs", storeDir],
-    ...SINGLE_NODE_SETTINGS,
+    ...(node.controllerPorts.length >= 3 ? CLUSTER_SETTINGS : SINGLE_NODE_SETTINGS),
   ];
   return settings.map(([key, value]) => `${key}=${value}\n`).join("");
 }

@@ -1,11 +1,12 @@
 // Runs one Apache Kafka broker (KRaft, broker and controller in one JVM) from the
-// jars Maven resolves for deploy/kafka/pom.xml: `npm run kafka:up`, CI, and the
-// tests that kill and restart a broker of their own.
+// jars Maven resolves for deploy/kafka/pom.xml: `npm run kafka:up`, CI, the tests
+// that kill and restart a broker of their own, and each node of a local cluster
+// (cluster.ts).
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { kafkaBrokerAnswers } from "@orvado/events";
-import { log4jProperties, serverProperties, type BrokerPorts } from "./broker-config.ts";
+import { log4jProperties, serverProperties, type BrokerPorts, type QuorumNode } from "./broker-config.ts";
 import { ensureBrokerClasspath, javaCommand } from "./classpath.ts";
 import { newClusterId } from "./cluster-id.ts";
 import { BrokerError } from "./errors.ts";
@@ -28,6 +29,8 @@ export interface LocalBrokerOptions extends Partial<BrokerPorts> {
   heapMb?: number;
   /** Keep running after this Node process exits (kafka:up); tests leave it false. */
   detached?: boolean;
+  /** A node of a local cluster (cluster.ts), formatted with the cluster's id; alone when absent. */
+  quorum?: QuorumNode & { clusterId: string };
 }
 
 export interface LocalBroker {
@@ -73,6 +76,23 @@ export function runningBrokerPid(dataDir: string): number | undefined {
  * same store, with its topics, offsets and groups.
  */
 export async function startLocalBroker(options: LocalBrokerOptions): Promise<LocalBroker> {
+  const launched = await launchBroker(options);
+  const [broker] = await awaitBrokers([launched], 1, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+  return broker!;
+}
+
+/** A broker process started but not yet known to answer. */
+export interface LaunchedBroker {
+  address: string;
+  pid: number;
+  dataDir: string;
+  files: BrokerFiles;
+  exited: Promise<number | null>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+/** Checks its ports, writes its configuration, formats its store once and starts the JVM. */
+export async function launchBroker(options: LocalBrokerOptions): Promise<LaunchedBroker> {
   const ports: BrokerPorts = {
     port: options.port ?? DEFAULT_KAFKA_PORT,
     controllerPort: options.controllerPort ?? (options.port ?? DEFAULT_KAFKA_PORT) + 1,
@@ -86,10 +106,10 @@ export async function startLocalBroker(options: LocalBrokerOptions): Promise<Loc
   const java = javaCommand();
   const classpath = await ensureBrokerClasspath();
   mkdirSync(files.store, { recursive: true });
-  writeFileSync(files.properties, serverProperties(ports, files.store));
+  writeFileSync(files.properties, serverProperties(ports, files.store, options.quorum));
   writeFileSync(files.log4j, log4jProperties());
   const jvm = [`-Xms128m`, `-Xmx${options.heapMb ?? 1024}m`, "-XX:+UseG1GC", `-Dlog4j2.configurationFile=${files.log4j}`, "-cp", classpath];
-  formatStoreOnce(java, jvm, files);
+  formatStoreOnce(java, jvm, files, options.quorum?.clusterId ?? newClusterId());
 
   const logFd = openSync(files.log, "a");
   const child = spawn(java, [...jvm, "kafka.Kafka", files.properties], {
@@ -103,33 +123,46 @@ export async function startLocalBroker(options: LocalBrokerOptions): Promise<Loc
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   if (options.detached) child.unref();
   else process.once("exit", () => child.kill("SIGKILL"));
+  return { address: `127.0.0.1:${ports.port}`, pid, dataDir: options.dataDir, files, exited, kill: (signal) => child.kill(signal) };
+}
 
-  const address = `127.0.0.1:${ports.port}`;
-  const timeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+/**
+ * Resolves once a metadata request to the launched brokers sees `count` brokers (a
+ * cluster's nodes can answer only once a majority of them runs, so they are launched
+ * first and awaited together). A broker that exits or a timeout kills them all and
+ * throws with the end of each one's log.
+ */
+export async function awaitBrokers(
+  launched: LaunchedBroker[],
+  count: number,
+  timeoutMs: number,
+  addresses = launched.map((broker) => broker.address),
+): Promise<LocalBroker[]> {
   const outcome = await Promise.race([
-    kafkaBrokerAnswers([address], timeoutMs).then((answered) => (answered ? "up" : "timeout")),
-    exited.then((code) => `exited with code ${code}`),
+    kafkaBrokerAnswers(addresses, timeoutMs, count).then((answered) => (answered ? "up" : "timeout")),
+    ...launched.map((broker) => broker.exited.then((code) => `exited with code ${code} (${broker.address})`)),
   ]);
   if (outcome !== "up") {
-    if (outcome === "timeout") child.kill("SIGKILL");
-    await exited;
-    rmSync(files.pid, { force: true });
+    for (const broker of launched) broker.kill("SIGKILL");
+    await Promise.all(launched.map((broker) => broker.exited));
+    for (const broker of launched) rmSync(broker.files.pid, { force: true });
     const why = outcome === "timeout" ? `did not answer a metadata request within ${timeoutMs} ms` : outcome;
-    throw new BrokerError(`the Kafka broker ${why}. The end of ${files.log}:\n${readLogTail(files.log)}`);
+    const logs = launched.map((broker) => `The end of ${broker.files.log}:\n${readLogTail(broker.files.log)}`).join("\n");
+    throw new BrokerError(`the Kafka broker ${why}. ${logs}`);
   }
-  return {
-    address,
-    pid,
-    dataDir: options.dataDir,
+  return launched.map((broker) => ({
+    address: broker.address,
+    pid: broker.pid,
+    dataDir: broker.dataDir,
     async kill() {
-      child.kill("SIGKILL");
-      await exited;
+      broker.kill("SIGKILL");
+      await broker.exited;
     },
     async stop() {
-      await stopPid(pid, exited);
-      rmSync(files.pid, { force: true });
+      await stopPid(broker.pid, broker.exited);
+      rmSync(broker.files.pid, { force: true });
     },
-  };
+  }));
 }
 
 /** Stops the broker started on dataDir (by its pid file). False when none was running. */
@@ -159,9 +192,8 @@ async function waitForExit(pid: number): Promise<void> {
 }
 
 /** KRaft needs a formatted store (meta.properties with a cluster id) before the first start. */
-function formatStoreOnce(java: string, jvm: string[], files: BrokerFiles): void {
+function formatStoreOnce(java: string, jvm: string[], files: BrokerFiles, clusterId: string): void {
   if (existsSync(join(files.store, "meta.properties"))) return;
-  const clusterId = newClusterId();
   const result = spawnSync(java, [...jvm, "kafka.tools.StorageTool", "format", "-t", clusterId, "-c", files.properties], {
     encoding: "utf8",
   });
