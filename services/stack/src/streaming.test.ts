@@ -10,7 +10,7 @@ import { openApiViolations, validatingFetch } from "./openapi-validation.ts";
 // Streaming (issue M item 1) and live progress in the job lookup (issue N item 3), end to
 // end: the official openai SDK 7 iterating `stream: true` over real HTTP, real PostgreSQL
 // when TEST_DATABASE_URL is set. Between the services: in-process calls in the "embedded"
-// project (StreamImage through Connect's router transport), Connect over HTTP/2 in the
+// project (StreamImage handed over directly, libs/rpc/src/direct-stream.ts), Connect over HTTP/2 in the
 // "kafka" project (separate processes, e2e-stack.ts). The sandbox makes the partial images.
 
 const fetch = validatingFetch();

@@ -43,6 +43,8 @@ export async function streamImageJob(request: FastifyRequest, reply: FastifyRepl
   if (!first || following.signal.aborted) return reply;
   const event = first.done ? undefined : first.value.event;
   if (!event) return sendError(request, reply, ErrorCode.INTERNAL_ERROR, "The generation service gave no answer");
+  // done is the last message: the call is read to its end (see relay) before a refusal is answered.
+  if (event.case === "done") await events.next().catch(() => undefined);
   if (event.case === "done" && event.value.result.case !== "images") return answerEndedJob(request, reply, deps.publicUrl, event.value);
   // An idempotent retry answers as its original: attached to its running job (started), or given its stored answer (done).
   const replayedFrom = replayedFromOf(event);
@@ -80,7 +82,14 @@ async function relay(request: FastifyRequest, stream: EventStream, events: Event
   try {
     while (event && !stream.closed) {
       if (event.case === "progress") await sendPartial(stream, event.value, shape);
-      if (event.case === "done") return await sendDone(stream, event.value, shape, requestId);
+      if (event.case === "done") {
+        // done is generation's last message: read the call to its end, so the stream closes as
+        // finished rather than cancelled after the server closed it (an RST_STREAM per job, which
+        // Node's HTTP/2 server counts as invalid and, past maxSessionInvalidFrames, answers by
+        // closing the session with every call on it). The first event's done was read already.
+        if (event !== first) await events.next();
+        return await sendDone(stream, event.value, shape, requestId);
+      }
       const next = await events.next();
       event = next.done ? undefined : next.value.event;
     }
