@@ -1,7 +1,7 @@
 import { clone, create, type DescMessage, type Message, type DescMethodServerStreaming, type MessageInitShape } from "@bufbuild/protobuf";
-import { createContextValues, type ContextValues, type Interceptor, type StreamRequest, type StreamResponse } from "@connectrpc/connect";
-import { directCallContext, UNWATCHED_SIGNAL } from "./direct-context.ts";
-import { asReceived, chain, receivedCopy, refuseOversized, type DirectImplementation } from "./direct-transport.ts";
+import { type ContextValues, type Interceptor, type StreamRequest, type StreamResponse } from "@connectrpc/connect";
+import { directCallContext, } from "./direct-context.ts";
+import { asReceived, chain, receivedCopy, refuseOversized, requestEnvelope, type DirectImplementation } from "./direct-transport.ts";
 
 // Server-streaming calls to a server in this process (generation's ReadImage and
 // StreamImage), handed over as copies of the messages as unary calls are
@@ -102,13 +102,7 @@ export async function callDirectServerStream(call: DirectStreamCall): Promise<St
   });
   const response = await client({
     stream: true,
-    service,
-    method,
-    requestMethod: "POST",
-    url,
-    signal: call.signal ?? UNWATCHED_SIGNAL,
-    header: new Headers(call.header),
-    contextValues: call.contextValues ?? createContextValues(),
+    ...requestEnvelope(call, url),
     message: (async function* () {
       for await (const message of call.input) yield create(method.input, message);
     })(),

@@ -141,16 +141,19 @@ export async function callDirect(call: DirectCall): Promise<UnaryResponse<DescMe
       throw asReceived(error);
     }
   });
-  const response = await client({
-    stream: false,
-    service,
-    method,
-    requestMethod: "POST",
+  const response = await client({ stream: false, ...requestEnvelope(call, url), message: create(method.input, call.input) });
+  return response as UnaryResponse<DescMessage, DescMessage>;
+}
+
+/** What a direct call's request carries besides its message, as Connect's clients fill it in. */
+export function requestEnvelope<M extends DescMethod>(call: { method: M; signal: AbortSignal | undefined; header: ConstructorParameters<typeof Headers>[0] | undefined; contextValues: ContextValues | undefined }, url: string) {
+  return {
+    service: call.method.parent,
+    method: call.method,
+    requestMethod: "POST" as const,
     url,
     signal: call.signal ?? UNWATCHED_SIGNAL,
     header: new Headers(call.header),
     contextValues: call.contextValues ?? createContextValues(),
-    message: create(method.input, call.input),
-  });
-  return response as UnaryResponse<DescMessage, DescMessage>;
+  };
 }

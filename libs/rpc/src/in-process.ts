@@ -1,6 +1,6 @@
-import type { ConnectRouter, Interceptor, Transport } from "@connectrpc/connect";
+import type { ConnectRouter, ContextValues, Interceptor, Transport } from "@connectrpc/connect";
 import type { DescMessage, DescMethodServerStreaming, DescMethodUnary } from "@bufbuild/protobuf";
-import { callDirect, directImplementations } from "./direct-transport.ts";
+import { callDirect, directImplementations, type DirectImplementation } from "./direct-transport.ts";
 import { callDirectServerStream } from "./direct-stream.ts";
 
 // Co-located services call each other without a socket. When the embedded stack
@@ -67,37 +67,32 @@ export function colocatedTransport(baseUrl: string, network: Transport, clientIn
       const local = pick();
       const implementation = local?.implementations.get(method);
       if (!local || !implementation) return network.unary(method, signal, timeoutMs, header, input, contextValues);
-      return callDirect({
-        method: method as unknown as DescMethodUnary<DescMessage, DescMessage>,
-        implementation,
-        clientInterceptors,
-        serverInterceptors: local.server.interceptors,
-        readMaxBytes: local.server.readMaxBytes,
-        signal,
-        timeoutMs,
-        header,
-        input: input as never,
-        contextValues,
-      }) as never;
+      const call = { implementation, clientInterceptors, server: local.server, signal, timeoutMs, header, input, contextValues };
+      return callDirect({ ...directCallOf(call), method: method as unknown as DescMethodUnary<DescMessage, DescMessage> }) as never;
     },
     stream: (method, signal, timeoutMs, header, input, contextValues) => {
       const local = pick();
       const implementation = method.methodKind === "server_streaming" ? local?.implementations.get(method) : undefined;
       if (!local || !implementation) return network.stream(method, signal, timeoutMs, header, input, contextValues);
-      return callDirectServerStream({
-        method: method as unknown as DescMethodServerStreaming<DescMessage, DescMessage>,
-        implementation,
-        clientInterceptors,
-        serverInterceptors: local.server.interceptors,
-        readMaxBytes: local.server.readMaxBytes,
-        signal,
-        timeoutMs,
-        header,
-        input: input as never,
-        contextValues,
-      }) as never;
+      const call = { implementation, clientInterceptors, server: local.server, signal, timeoutMs, header, input, contextValues };
+      return callDirectServerStream({ ...directCallOf(call), method: method as unknown as DescMethodServerStreaming<DescMessage, DescMessage> }) as never;
     },
   };
+}
+
+/** What a direct call of either kind takes from the transport's arguments and the local server. */
+function directCallOf(call: {
+  implementation: DirectImplementation;
+  clientInterceptors: Interceptor[];
+  server: LocalServer;
+  signal: AbortSignal | undefined;
+  timeoutMs: number | undefined;
+  header: ConstructorParameters<typeof Headers>[0] | undefined;
+  input: unknown;
+  contextValues: ContextValues | undefined;
+}) {
+  const { server, input, ...rest } = call;
+  return { ...rest, serverInterceptors: server.interceptors, readMaxBytes: server.readMaxBytes, input: input as never };
 }
 
 interface LocalCalls {
