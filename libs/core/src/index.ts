@@ -14,3 +14,4 @@ export * from "./ports.ts";
 export * from "./metric-children.ts";
 export * from "./loaded-on-first-use.ts";
 export * from "./addresses-file.ts";
+export * from "./bytes.ts";

@@ -1,7 +1,7 @@
 import type { Metadata } from "sharp";
 import { loadSharp } from "./image-library.ts";
 import { ErrorCode, type InputImage, type Refusal } from "@orvado/proto";
-import { refusal } from "@orvado/core";
+import { bufferView, refusal } from "@orvado/core";
 
 // The uploads of an image edit, read by sharp before anything is reserved: each must be
 // a PNG, JPEG or WebP within the pixel bounds, and a mask a PNG with transparency of the
@@ -44,7 +44,7 @@ export async function readEditInputs(images: InputImage[], mask: InputImage | un
       return refuse(`The mask is ${read.width}x${read.height}; it must have the first image's size, ${first.width}x${first.height}`);
     }
   }
-  return { ok: true, inputs: { images: images.map((image) => toBuffer(image.data)), ...(mask && { mask: toBuffer(mask.data) }) } };
+  return { ok: true, inputs: { images: images.map((image) => bufferView(image.data)), ...(mask && { mask: bufferView(mask.data) }) } };
 }
 
 /** The file's size, or why it is refused. Only the header is read here; nothing is decoded. */
@@ -66,4 +66,3 @@ async function dimensionsOf(bytes: Uint8Array, name: string, formats: ReadonlySe
   return { width, height };
 }
 
-const toBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

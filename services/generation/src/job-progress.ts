@@ -1,4 +1,4 @@
-import { SharedCalls, type Logger } from "@orvado/core";
+import { bufferView, SharedCalls, type Logger } from "@orvado/core";
 import { prepareStatement, type Db } from "@orvado/db";
 import type { UpstreamProgress } from "./providers/types.ts";
 import type { ImageStore } from "./storage/store.ts";
@@ -127,7 +127,7 @@ export class JobProgressWriter {
     let stored: ProgressWrite["preview"] = null;
     if (preview) {
       const expiresAt = new Date(Date.now() + this.deps.urlTtlSeconds * 1000);
-      const bytes = Buffer.from(preview.bytes.buffer, preview.bytes.byteOffset, preview.bytes.byteLength);
+      const bytes = bufferView(preview.bytes);
       const imageId = await this.deps.store.add(bytes, preview.mediaType, { expiresAt });
       stored = { imageId, contentType: preview.mediaType, bytes: bytes.length, expiresAt };
     }

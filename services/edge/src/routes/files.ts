@@ -1,3 +1,4 @@
+import { bufferView } from "@orvado/core";
 import type { FastifyInstance } from "fastify";
 import { Readable } from "node:stream";
 import { ErrorCode, type GenerationService } from "@orvado/proto";
@@ -22,7 +23,7 @@ export function fileRoutes(app: FastifyInstance, deps: { generation: Client<type
       const first = await parts.next();
       const contentType = first.done ? "application/octet-stream" : first.value.contentType;
       async function* chunks() {
-        for (let part = await parts.next(); !part.done; part = await parts.next()) yield asBuffer(part.value.chunk);
+        for (let part = await parts.next(); !part.done; part = await parts.next()) yield bufferView(part.value.chunk);
       }
       const body = Readable.from(chunks());
       // A client that left, mid-download or before its first bytes: the ReadImage stream is ended too, so its file is closed.
@@ -36,9 +37,4 @@ export function fileRoutes(app: FastifyInstance, deps: { generation: Client<type
       throw error;
     }
   });
-}
-
-/** The chunk's bytes as a Buffer without copying them (Buffer.from(uint8Array) would copy). */
-function asBuffer(chunk: Uint8Array): Buffer {
-  return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 }

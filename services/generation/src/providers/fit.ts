@@ -1,3 +1,4 @@
+import { bufferView } from "@orvado/core";
 import { withImageWork } from "../image-library.ts";
 
 // Upstreams deliver the nearest size they support; the client asked for an exact one
@@ -27,7 +28,7 @@ export function pngSize(png: Buffer): { width: number; height: number } | null {
 }
 
 export async function fitToSize(bytes: Uint8Array, width: number, height: number): Promise<FittedImage> {
-  const input = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const input = bufferView(bytes);
   // The common case, a PNG of exactly the size asked for, needs no decoder at all.
   const header = pngSize(input);
   if (header && header.width === width && header.height === height) return { png: input, delivered: { width: header.width, height: header.height, format: "png" }, resized: false };
