@@ -11,7 +11,7 @@ import { BillingEventSchema } from "@orvado/proto";
 import { createLogger } from "@orvado/core";
 import { BILLING_TOPIC, kafkaSettings, type EventStream } from "@orvado/events";
 import { openKafkaStream } from "@orvado/events/kafka";
-import { freeClusterBasePort, startLocalCluster, stopLocalCluster, type LocalCluster } from "@orvado/kafka-local";
+import { freeClusterBasePort, publishRetrying, startLocalCluster, stopLocalCluster, type LocalCluster } from "@orvado/kafka-local";
 
 // Issue P §4: the analysts' example consumer, as its own process, keeps reading through
 // a broker's kill -9 on a three-node cluster of the test's own (real JVMs on loopback,
@@ -99,23 +99,6 @@ async function leaderOfPartitionZero(): Promise<number> {
     }
   } finally {
     await admin.disconnect();
-  }
-}
-
-/**
- * A publish retried until it succeeds, as Orvado's outbox relay retries it: until the
- * controller has fenced the dead broker (broker.session.timeout.ms, 9 s) and moved its
- * leaderships, kafkajs's own retries may run out.
- */
-async function publishRetrying(publish: () => Promise<void>): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      return await publish();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
   }
 }
 

@@ -9,6 +9,7 @@ import { createLogger } from "@orvado/core";
 import { kafkaSettings } from "@orvado/events";
 import { openKafkaStream } from "@orvado/events/kafka";
 import { freeClusterBasePort } from "./cluster.ts";
+import { publishRetrying } from "./publish-retrying.ts";
 import { processAlive } from "./os.ts";
 
 // KAFKA_NODES=3 npm run kafka:up / kafka:down (the CLI, three real JVMs on loopback
@@ -31,23 +32,6 @@ function cli(command: string, extra: NodeJS.ProcessEnv) {
 }
 
 const nodePid = (node: number) => Number(readFileSync(join(dataDir, `node-${node}`, "broker.pid"), "utf8").trim());
-
-/**
- * A publish retried until it succeeds, as Orvado's outbox relay retries it: until the
- * controller has fenced the dead broker (broker.session.timeout.ms, 9 s) and moved its
- * leaderships, kafkajs's own retries may run out.
- */
-async function publishRetrying(publish: () => Promise<void>): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      return await publish();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
-}
 
 describe("a local three-node cluster (KAFKA_NODES=3, real JVMs)", () => {
   it("starts three brokers, replicates Orvado's topic three times with min ISR 2, survives a kill -9 and stops", async () => {
