@@ -67,11 +67,13 @@ export class JobQueue {
   #tail: Promise<void> = Promise.resolve();
   current: A1111Job | null = null;
 
-  run(job: A1111Job, sim: SimulatorCore): Promise<void> {
+  /** Runs the job, then `answer` (the images are encoded inside the lock, as A1111 does), in turn. */
+  run<T>(job: A1111Job, sim: SimulatorCore, answer: () => Promise<T>): Promise<T> {
     const turn = this.#tail.then(async () => {
       this.current = job;
       try {
         await job.run(sim);
+        return await answer();
       } finally {
         this.current = null;
       }

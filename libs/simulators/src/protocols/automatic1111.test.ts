@@ -16,6 +16,15 @@ const size = async (base64: string) => {
 };
 const solid = async () => (await sharp({ create: { width: 32, height: 32, channels: 3, background: "#808080" } }).png().toBuffer()).toString("base64");
 
+/** Waits until a job holds the queue (/progress names it): a request merely received may not yet. */
+const untilRunning = async () => {
+  for (;;) {
+    const progress = await json(fetch(`${sim.baseUrl}/sdapi/v1/progress?skip_current_image=true`, { headers: AUTH }));
+    if (progress.state.job_count > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+};
+
 let sim: Simulator;
 beforeAll(async () => {
   sim = await startSimulator("automatic1111", { behaviour: { apiKey: "artist:brush" } });
@@ -61,7 +70,7 @@ describe("the AUTOMATIC1111 simulator", () => {
 
   it("ends the running job at /interrupt, answering the images of the rounds begun", async () => {
     const job = post(`${sim.baseUrl}/sdapi/v1/txt2img`, { prompt: "long [sim:delay=60000]", n_iter: 3, batch_size: 1, width: 128, height: 128 });
-    while (sim.inFlight === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await untilRunning();
     expect((await post(`${sim.baseUrl}/sdapi/v1/interrupt`, {})).status).toBe(200);
     const body = await json(job);
     expect(body.images).toHaveLength(1);
@@ -70,7 +79,7 @@ describe("the AUTOMATIC1111 simulator", () => {
 
   it("runs one job at a time: a second waits for the first", async () => {
     const first = post(`${sim.baseUrl}/sdapi/v1/txt2img`, { prompt: "first [sim:delay=300]", width: 64, height: 64 });
-    while (sim.inFlight === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await untilRunning();
     const second = post(`${sim.baseUrl}/sdapi/v1/txt2img`, { prompt: "second", width: 64, height: 64 });
     const order: string[] = [];
     await Promise.all([first.then(() => order.push("first")), second.then(() => order.push("second"))]);

@@ -90,8 +90,7 @@ async function answerJob(sim: SimulatorCore, queue: JobQueue, kind: JobShape["ki
     effective,
   };
   const job = new A1111Job(shape);
-  await queue.run(job, sim);
-  return { status: 200, json: await jobAnswer(sim, job, body) };
+  return { status: 200, json: await queue.run(job, sim, () => jobAnswer(sim, job, body)) };
 }
 
 /** A body field of the wrong type, answered as FastAPI's validation error. */
