@@ -78,7 +78,10 @@ export class JobQueue {
         this.current = null;
       }
     });
-    this.#tail = turn.catch(() => undefined);
+    this.#tail = turn.then(
+      () => undefined,
+      () => undefined,
+    );
     return turn;
   }
 }
