@@ -12,6 +12,7 @@ import { migrate, openDb, type Db } from "@orvado/db";
 import { freshDatabase, usingServer, type FreshDatabase } from "@orvado/testkit";
 import { IdempotentRequests, requestFingerprint } from "./idempotency.ts";
 import { SegmentImageStore } from "./storage/segment-store.ts";
+import { parseCatalog } from "./catalog.ts";
 
 // Two IdempotentRequests on one database stand for two generation replicas: a
 // retry that lands on the other replica must find the original through
@@ -27,6 +28,17 @@ let replicaA: IdempotentRequests;
 let replicaB: IdempotentRequests;
 
 const logger = createLogger("test", "silent");
+const sandbox = [{ name: "sandbox", provider: "sandbox", capacity: 1 }];
+const catalog = parseCatalog(
+  {
+    models: [
+      { id: "beta", aliases: ["gpt-image-1"], family: "beta", tiers: ["1K"], channels: sandbox },
+      { id: "beta-pro", family: "beta", tiers: ["1K"], channels: sandbox },
+    ],
+  },
+  "models file",
+  fileURLToPath(new URL("../../../config", import.meta.url)),
+);
 
 function request(fields: Omit<MessageInitShape<typeof CreateImageRequestSchema>, "$typeName"> = {}): CreateImageRequest {
   return create(CreateImageRequestSchema, {
@@ -82,8 +94,8 @@ beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "orvado-idem-"));
   store = new SegmentImageStore(root);
   const config = { jobTimeoutMs: 600_000 };
-  replicaA = new IdempotentRequests({ db: dbA, store, urlSigningSecret: SECRET, config, logger });
-  replicaB = new IdempotentRequests({ db: dbB, store, urlSigningSecret: SECRET, config, logger });
+  replicaA = new IdempotentRequests({ db: dbA, store, urlSigningSecret: SECRET, config, logger, catalog });
+  replicaB = new IdempotentRequests({ db: dbB, store, urlSigningSecret: SECRET, config, logger, catalog });
 });
 
 afterAll(async () => {
@@ -94,17 +106,23 @@ afterAll(async () => {
 });
 
 describe("requestFingerprint", () => {
+  const fingerprint = (req: CreateImageRequest) => requestFingerprint(req, catalog);
+
   it("treats the documented defaults as the values they stand for", () => {
     const explicit = request({ size: "1024x1024", n: 1, responseFormat: ResponseFormat.URL, quality: "HIGH" });
     const implicit = request({ size: " 1024X1024 ", quality: "high" });
-    expect(requestFingerprint(request({ size: undefined, quality: "high" }))).toBe(requestFingerprint(explicit));
-    expect(requestFingerprint(implicit)).toBe(requestFingerprint(explicit));
+    expect(fingerprint(request({ size: undefined, quality: "high" }))).toBe(fingerprint(explicit));
+    expect(fingerprint(implicit)).toBe(fingerprint(explicit));
+  });
+
+  it("takes a model's alias as the model's own id", () => {
+    expect(fingerprint(request({ model: "gpt-image-1" }))).toBe(fingerprint(request({ model: "beta" })));
   });
 
   it("tells apart any field that changes the result", () => {
-    const base = requestFingerprint(request());
-    for (const change of [{ prompt: "a loud harbour" }, { model: "beta-pro" }, { size: "2k" }, { n: 2 }, { quality: "low" }, { responseFormat: ResponseFormat.B64_JSON }]) {
-      expect(requestFingerprint(request(change)), JSON.stringify(change)).not.toBe(base);
+    const base = fingerprint(request());
+    for (const change of [{ prompt: "a loud harbour" }, { model: "beta-pro" }, { model: "no-such-model" }, { size: "2k" }, { n: 2 }, { quality: "low" }, { responseFormat: ResponseFormat.B64_JSON }]) {
+      expect(fingerprint(request(change)), JSON.stringify(change)).not.toBe(base);
     }
   });
 });

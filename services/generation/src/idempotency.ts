@@ -7,6 +7,8 @@ import type { Db } from "@orvado/db";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { lookupJob, type JobLookupDeps, type JobState } from "./job-lookup.ts";
 import type { JobObserver } from "./jobs.ts";
+import type { Catalog } from "./catalog.ts";
+import { findModel } from "./aliases.ts";
 
 // Idempotency-Key (docs/api.md, "Idempotent retries"). One live key per API key
 // (account and key id) names one request, so a key only ever receives a replay of
@@ -29,11 +31,13 @@ const POLL_MS = 200;
 
 /**
  * SHA-256 of the parsed request fields with the defaults filled in (absent size = 1024x1024,
- * n = 1, format = url, output_format = png), the OpenAI fields of docs/api.md included.
+ * n = 1, format = url, output_format = png), the OpenAI fields of docs/api.md included. The
+ * model is its own id, so a retry naming it by an alias (aliases.ts) is the same request.
  */
-export function requestFingerprint(req: CreateImageRequest): string {
+export function requestFingerprint(req: CreateImageRequest, catalog: Catalog): string {
   const canonical = [
-    req.model,
+    // A name no model answers to stays as sent: the request is refused, and its key freed, anyway.
+    findModel(catalog, req.model)?.id ?? req.model,
     req.prompt,
     (req.size ?? DEFAULT_SIZE).trim().toLowerCase(),
     req.quality?.trim().toLowerCase() ?? null,
@@ -100,6 +104,8 @@ export async function pruneIdempotencyKeys(db: Db): Promise<number> {
 
 export interface IdempotencyDeps extends JobLookupDeps {
   config: { jobTimeoutMs: number };
+  /** The models and their aliases, to fingerprint a request by its model's own id. */
+  catalog: Catalog;
   logger: Logger;
 }
 
@@ -119,7 +125,7 @@ export class IdempotentRequests {
     if (!IDEMPOTENCY_KEY_PATTERN.test(req.idempotencyKey)) {
       return { result: { case: "refusal", value: refusal(ErrorCode.INVALID_REQUEST, "Idempotency-Key must be 1 to 255 visible ASCII characters") as Refusal } };
     }
-    const bodyHash = requestFingerprint(req);
+    const bodyHash = requestFingerprint(req, this.deps.catalog);
     for (;;) {
       const claim = await claimKey(this.deps.db, req, bodyHash);
       if (claim.kind === "claimed") return this.#runFirst(req.requestId, start);

@@ -7,8 +7,9 @@ import { runOrvado, startTestStack, type TestStack } from "./harness.ts";
 
 // Model aliases (docs/providers.md#model-aliases) through the whole stack: an app written for
 // OpenAI sends model "gpt-image-1" with the openai SDK over HTTP, runs alpha-2.5-flare and is billed
-// as alpha-2.5-flare; the CLI (its entry function) makes the accounts and keys and reads the cost
-// over RPC; a models file whose alias clashes with another model's name refuses the start.
+// as alpha-2.5-flare; an Idempotency-Key retry may name the model by either name (plain fetch); the
+// CLI (its entry function) makes the accounts and keys and reads the cost over RPC; a models file
+// whose alias clashes with another model's name refuses the start.
 
 const dir = mkdtempSync(join(tmpdir(), "orvado-aliases-"));
 const sandbox = [{ name: "sandbox", provider: "sandbox", capacity: 8 }];
@@ -68,6 +69,27 @@ describe("model aliases over HTTP (openai SDK), RPC and the CLI", () => {
     expect(rows).toEqual([{ model: "alpha-2.5-flare" }]);
     const lookup = (await (await fetch(`${stack.edgeUrl}/api/cost/request/${requestId}`)).json()) as { model: string };
     expect(lookup.model).toBe("alpha-2.5-flare");
+  });
+
+  it("replays an Idempotency-Key retry naming the model by an alias where the original named its id, and the other way round, charged once", async () => {
+    const pairs: [original: string, retry: string][] = [
+      ["alpha-2.5-flare", "gpt-image-1"],
+      ["dall-e-3", "alpha-2.5-flare"],
+    ];
+    for (const [original, retry] of pairs) {
+      const key = await fundedKey();
+      const headers = { "content-type": "application/json", authorization: `Bearer ${key}`, "idempotency-key": `alias-${original}-${retry}` };
+      const post = (model: string) =>
+        fetch(`${stack.edgeUrl}/v1/images/generations`, { method: "POST", headers, body: JSON.stringify({ model, prompt: "a lighthouse", size: "1024x1024" }) });
+      const first = await post(original);
+      expect(first.status).toBe(200);
+      const again = await post(retry);
+      expect(again.status, `${original} then ${retry}`).toBe(200);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      const requestId = first.headers.get("x-gateway-request-id")!;
+      expect(again.headers.get("x-gateway-request-id")).toBe(requestId);
+      expect(await settledCost(requestId)).toMatchObject({ status: "charged", model: "alpha-2.5-flare", amount_usd: ALPHA_FLARE_1K_USD });
+    }
   });
 
   it("lists canonical ids with their aliases, and retrieves a model by an alias", async () => {

@@ -49,6 +49,8 @@ export interface FactoryInput {
   request: UpstreamRequest;
   /** Polled providers poll at most this long (the job's own limit). */
   jobTimeoutMs: number;
+  /** The upstream byte limit (GENERATION_MAX_UPSTREAM_BYTES), for what a provider reads outside the guarded fetch (a websocket's messages). */
+  maxUpstreamBytes: number;
   /** Called as the upstream job advances; providers that see no progress never call it. */
   onProgress?: (progress: UpstreamProgress) => void;
 }

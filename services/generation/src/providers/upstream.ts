@@ -65,7 +65,7 @@ export async function generateOnChannel(
     holdBack: answerPlace && ((reader) => answerPlace.holdBack(pausingClock(reader, () => deadline))),
   });
   const progress = onProgress && guardedProgress(onProgress, settings.maxUpstreamBytes);
-  const call = (await provider.loadFactory())({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs, onProgress: progress });
+  const call = (await provider.loadFactory())({ channel, apiKey, fetch, request, jobTimeoutMs: settings.jobTimeoutMs, maxUpstreamBytes: settings.maxUpstreamBytes, onProgress: progress });
   deadline = channel.timeoutMs ? callDeadline(jobSignal, channel.timeoutMs) : null;
   const signal = deadline?.signal ?? jobSignal;
   const results = await Promise.allSettled(batches(request.n, call.maxImagesPerCall).map((count) => imagesFrom(call, request, count, signal))).finally(

@@ -8,7 +8,7 @@ import type { UpstreamProgress, UpstreamRequest } from "../types.ts";
 import { channelCanEdit } from "../edit-support.ts";
 
 // The comfyui adapter through upstream.ts (generateOnChannel), over real HTTP and a real
-// websocket (Node's WebSocket) against the ComfyUI protocol simulator, with the stock
+// websocket (the `ws` package) against the ComfyUI protocol simulator, with the stock
 // workflows shipped in config/comfyui/.
 
 const CONFIG_DIR = fileURLToPath(new URL("../../../../../config", import.meta.url));
@@ -150,11 +150,12 @@ describe("the comfyui adapter (HTTP + websocket against the ComfyUI simulator)",
     }
   });
 
-  it("passes on no preview frame larger than the upstream byte limit (GENERATION_MAX_UPSTREAM_BYTES)", async () => {
+  it("fails the job on a preview frame larger than the upstream byte limit (GENERATION_MAX_UPSTREAM_BYTES), passing on no preview", async () => {
     sim.behave({ steps: 2, hostilePreviews: { bytes: 300 * 1024, image: true } });
     const progress: UpstreamProgress[] = [];
     const outcome = await run({ width: 256, height: 256 }, { onProgress: (p) => progress.push(p), maxUpstreamBytes: 256 * 1024 });
-    expect(outcome.ok).toBe(true);
+    expect(outcome).toMatchObject({ ok: false, kind: "failed", message: FAILED_MESSAGE });
+    expect(!outcome.ok && outcome.detail).toContain(`ComfyUI's websocket sent a message over ${256 * 1024} bytes`);
     expect(progress.filter((p) => p.preview)).toEqual([]);
   });
 

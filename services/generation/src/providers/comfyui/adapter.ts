@@ -75,7 +75,7 @@ class ComfyImageModel implements ImageModelV4 {
     follower.expect(promptId);
     // The socket is opened before the prompt is queued, so no message of the job is missed.
     const socket = await openEvents(
-      { baseUrl: this.input.channel.baseUrl!, clientId, headers: this.#headers, signal },
+      { baseUrl: this.input.channel.baseUrl!, clientId, headers: this.#headers, signal, maxMessageBytes: this.input.maxUpstreamBytes },
       follower.handlers,
     );
     if (!socket) follower.pollFromStart();

@@ -47,6 +47,7 @@ export class PromptFollower {
       message: (message) => this.#message(message),
       preview: (bytes, mediaType, promptId) => this.#preview(bytes, mediaType, promptId),
       closed: () => this.#settle("poll"),
+      failed: (detail) => this.#fail(detail),
     };
   }
 

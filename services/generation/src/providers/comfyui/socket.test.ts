@@ -4,7 +4,7 @@ import { parseMessage, parsePreview, socketUrl } from "./socket.ts";
 // ComfyUI's websocket frames as the adapter reads them (the frames themselves come
 // over a real socket in adapter.test.ts; these are the shapes the simulator does not send).
 
-/** A frame as Node's WebSocket hands it over: the bytes of an ArrayBuffer. */
+/** A frame as ws hands it over: its bytes. */
 const frame = (...parts: (number[] | string)[]) => new Uint8Array(Buffer.concat(parts.map((part) => (typeof part === "string" ? Buffer.from(part, "utf8") : Buffer.from(part)))));
 const u32 = (value: number) => [value >>> 24, (value >>> 16) & 255, (value >>> 8) & 255, value & 255];
 

@@ -1,8 +1,11 @@
 
-// ComfyUI's event stream: GET /ws?clientId=<id>, a websocket (Node's own WebSocket)
-// carrying JSON messages {type, data} and binary frames: a 4-byte big-endian event type,
-// then for a preview (type 1) a 4-byte image type (1 JPEG, 2 PNG) and the image; newer
-// servers send previews as type 4: a 4-byte length, JSON metadata, then the image.
+import WebSocket, { type RawData } from "ws";
+
+// ComfyUI's event stream: GET /ws?clientId=<id>, a websocket (the `ws` package, which
+// refuses a message over maxPayload by its length, before reading it) carrying JSON
+// messages {type, data} and binary frames: a 4-byte big-endian event type, then for a
+// preview (type 1) a 4-byte image type (1 JPEG, 2 PNG) and the image; newer servers
+// send previews as type 4: a 4-byte length, JSON metadata, then the image.
 
 export type PreviewType = "image/jpeg" | "image/png";
 
@@ -16,6 +19,8 @@ export interface EventHandlers {
   preview(bytes: Uint8Array, mediaType: PreviewType, promptId: string | undefined): void;
   /** The socket closed (dropped, or closed by us). */
   closed(): void;
+  /** The server sent a message larger than we read: the job fails (the socket is closed too). */
+  failed(detail: string): void;
 }
 
 const PREVIEW_IMAGE = 1;
@@ -23,12 +28,16 @@ const PREVIEW_IMAGE_WITH_METADATA = 4;
 const IMAGE_TYPES: Record<number, PreviewType> = { 1: "image/jpeg", 2: "image/png" };
 /** A server that takes longer to accept the socket is followed by polling instead. */
 const OPEN_TIMEOUT_MS = 10_000;
+/** ws's error code for a message over maxPayload (its docs' "Error codes"). */
+const MESSAGE_TOO_LARGE = "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH";
 
 export interface SocketOptions {
   baseUrl: string;
   clientId: string;
   headers: Record<string, string>;
   signal: AbortSignal;
+  /** The largest message read: the upstream byte limit, which a preview passes only within (preview-guard.ts). */
+  maxMessageBytes: number;
 }
 
 /** The URL of the event stream under the channel's base URL. */
@@ -47,48 +56,58 @@ export function socketUrl(baseUrl: string, clientId: string): URL {
 export async function openEvents(options: SocketOptions, handlers: EventHandlers): Promise<WebSocket | null> {
   const url = socketUrl(options.baseUrl, options.clientId);
   options.signal.throwIfAborted();
-  // Node's WebSocket (undici) takes {headers} where the browser's takes protocols; the DOM types know only the latter.
-  const socket = new WebSocket(url, { headers: options.headers } as unknown as string[]);
-  socket.binaryType = "arraybuffer";
+  // maxPayload: a larger message is refused by the length in its frame header, not read into memory first.
+  const socket = new WebSocket(url, { headers: options.headers, maxPayload: options.maxMessageBytes });
+  // An "error" without a listener is thrown; each is followed by "close", which the listeners below handle.
+  socket.on("error", (error: Error & { code?: string }) => {
+    if (error.code !== MESSAGE_TOO_LARGE) return;
+    handlers.failed(`ComfyUI's websocket sent a message over ${options.maxMessageBytes} bytes`);
+    // A hostile server need not answer our close frame: the socket goes now.
+    socket.terminate();
+  });
   const opened = await new Promise<boolean>((resolve) => {
     const settle = (open: boolean) => {
       clearTimeout(timer);
       options.signal.removeEventListener("abort", onAbort);
+      socket.off("open", onOpen);
+      socket.off("close", onClose);
       resolve(open);
     };
     const onAbort = () => settle(false);
+    const onOpen = () => settle(true);
+    const onClose = () => settle(false);
     const timer = setTimeout(onAbort, OPEN_TIMEOUT_MS);
     options.signal.addEventListener("abort", onAbort, { once: true });
-    socket.addEventListener("open", () => settle(true), { once: true });
-    socket.addEventListener("close", () => settle(false), { once: true });
+    socket.once("open", onOpen);
+    socket.once("close", onClose);
   });
   if (!opened) {
     socket.close();
     options.signal.throwIfAborted();
     return null;
   }
-  socket.addEventListener("message", (event) => {
+  socket.on("message", (data, isBinary) => {
     // An error thrown out of a listener is uncaught and would end the process: the job is followed by its history instead.
     try {
-      dispatch(event.data, handlers);
+      dispatch(data, isBinary, handlers);
     } catch {
       socket.close();
     }
   });
-  socket.addEventListener("close", () => handlers.closed(), { once: true });
+  socket.once("close", () => handlers.closed());
   return socket;
 }
 
-function dispatch(data: unknown, handlers: EventHandlers): void {
-  if (typeof data === "string") {
-    const message = parseMessage(data);
+function dispatch(data: RawData, isBinary: boolean, handlers: EventHandlers): void {
+  // ws hands over a Buffer (its default binaryType), the message's fragments joined.
+  const bytes = data as Buffer;
+  if (!isBinary) {
+    const message = parseMessage(bytes.toString("utf8"));
     if (message) handlers.message(message);
     return;
   }
-  if (data instanceof ArrayBuffer) {
-    const preview = parsePreview(new Uint8Array(data));
-    if (preview) handlers.preview(preview.bytes, preview.mediaType, preview.promptId);
-  }
+  const preview = parsePreview(bytes);
+  if (preview) handlers.preview(preview.bytes, preview.mediaType, preview.promptId);
 }
 
 export function parseMessage(text: string): ComfyMessage | undefined {
