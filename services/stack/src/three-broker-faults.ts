@@ -17,6 +17,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const BROKER_STOP_MS = 30_000;
 /** Jobs run between two faults so that each hits requests in flight. */
 const BETWEEN_FAULTS_MS = 3_000;
+/** Kafka fences a silent broker after broker.session.timeout.ms (9 s); a loaded machine may take longer. */
+const LEADER_MOVE_TIMEOUT_MS = 90_000;
 /** The replicas killed: one of billing's two, one of generation's two. */
 const KILLED_REPLICAS: ProcessName[] = ["billing#2", "generation#2"];
 
@@ -71,6 +73,17 @@ export class ThreeBrokerFaults {
     }
   }
 
+  /** The survivors' answer once partition 0 has a leader other than the dead node. */
+  async #newLeader(dead: number): Promise<number> {
+    const deadline = Date.now() + LEADER_MOVE_TIMEOUT_MS;
+    for (;;) {
+      const leader = (await this.#leaders([dead])).get(0)!;
+      if (leader !== dead) return leader;
+      if (Date.now() > deadline) throw new Error(`billing partition 0 still led by the killed broker ${dead} after ${LEADER_MOVE_TIMEOUT_MS} ms`);
+      await sleep(500);
+    }
+  }
+
   /** kill -9 of the node leading partition 0 of the billing topic, then its restart on the same store. */
   async killBillingLeader(): Promise<number> {
     const leaders = await this.#leaders();
@@ -79,7 +92,9 @@ export class ThreeBrokerFaults {
     const which = distinct.size === 1 ? "every billing partition" : `billing partition 0 (partitions led by nodes ${JSON.stringify(Object.fromEntries(leaders))})`;
     await this.target.nodes.get(leader)!.kill();
     this.#note(`kill -9 broker ${leader}, leader of ${which}`);
-    await sleep(BETWEEN_FAULTS_MS);
+    // Down until the controller has fenced it and moved its leaderships: back sooner, it would lead again as if nothing happened.
+    const successor = await this.#newLeader(leader);
+    this.#note(`billing partition 0 led by broker ${successor}`);
     const { started } = await startLocalCluster(this.target.clusterOptions);
     for (const node of started) this.target.nodes.set(nodeIdOf(this.target.clusterOptions, node), node);
     this.#note(`broker ${leader} back`);
