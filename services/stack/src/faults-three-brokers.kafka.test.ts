@@ -166,7 +166,8 @@ function moneyProblems({ outcomes, seen, captures, completed }: Evidence): strin
         problems.push(`${id}: charged for ${request.imagesDelivered} image(s), lookup ${request.lookupStatus} read back ${request.imagesReadBack}`);
       }
       // Billing de-duplicates completed events by event id (`<request id>:completed`): a record sent twice is one event.
-      if (events?.ids.size !== 1) problems.push(`${id}: ${events?.ids.size ?? 0} distinct completed events on the topic`);
+      const ids = [...(events?.ids ?? [])];
+      if (ids.length !== 1 || ids[0] !== `${id}:completed`) problems.push(`${id}: completed event ids on the topic ${JSON.stringify(ids)}`);
     } else {
       if (request.costStatus === "charged" || request.costStatus === "pending") problems.push(`${id}: ${outcome.status} ${outcome.code ?? ""}, cost record ${request.costStatus}`);
       if (captured.length > 0) problems.push(`${id}: ${outcome.status} ${outcome.code ?? ""}, captured in the statement`);
