@@ -141,6 +141,37 @@ interface Evidence {
   completed: Map<string, { ids: Set<string>; records: number }>;
 }
 
+interface RequestEvidence {
+  id: string;
+  answer: string;
+  request: RequestSeen;
+  captured: bigint[];
+  completedIds: string[];
+}
+
+/** A request whose images were delivered: one capture of its cost, its images read back, one completed event. */
+function deliveredProblems({ id, answer, request, captured, completedIds }: RequestEvidence): string[] {
+  const problems: string[] = [];
+  if (request.costStatus !== "charged") problems.push(`${id}: ${answer}, cost record ${request.costStatus}`);
+  if (captured.length !== 1) problems.push(`${id}: ${answer}, ${captured.length} captures in the statement`);
+  if (captured.length === 1 && captured[0] !== request.amountMicros) problems.push(`${id}: captured ${captured[0]}, cost record says ${request.amountMicros}`);
+  if (request.lookupStatus !== 200 || request.imagesReadBack !== request.imagesDelivered || request.imagesDelivered < 1) {
+    problems.push(`${id}: charged for ${request.imagesDelivered} image(s), lookup ${request.lookupStatus} read back ${request.imagesReadBack}`);
+  }
+  // Billing de-duplicates completed events by event id (`<request id>:completed`): a record sent twice is one event.
+  if (completedIds.length !== 1 || completedIds[0] !== `${id}:completed`) problems.push(`${id}: completed event ids on the topic ${JSON.stringify(completedIds)}`);
+  return problems;
+}
+
+/** A request that delivered nothing: not charged, not held, no completed event. */
+function undeliveredProblems({ id, answer, request, captured, completedIds }: RequestEvidence): string[] {
+  const problems: string[] = [];
+  if (request.costStatus === "charged" || request.costStatus === "pending") problems.push(`${id}: ${answer}, cost record ${request.costStatus}`);
+  if (captured.length > 0) problems.push(`${id}: ${answer}, captured in the statement`);
+  if (completedIds.length > 0) problems.push(`${id}: ${answer}, yet a completed event on the topic`);
+  return problems;
+}
+
 /**
  * A 200 is charged once, with its images read back, and has one `completed` on the topic.
  * Any other answer is charged nothing and has no `completed`, except 502 job_outcome_unknown:
@@ -154,25 +185,9 @@ function moneyProblems({ outcomes, seen, captures, completed }: Evidence): strin
     if (outcome.requestId === null) continue;
     const id = outcome.requestId;
     answered.add(id);
-    const request = seen.get(id)!;
-    const captured = captures.get(id) ?? [];
-    const events = completed.get(id);
-    const delivered = outcome.status === 200 || (outcome.code === "job_outcome_unknown" && request.costStatus === "charged");
-    if (delivered) {
-      if (request.costStatus !== "charged") problems.push(`${id}: ${outcome.status}, cost record ${request.costStatus}`);
-      if (captured.length !== 1) problems.push(`${id}: ${outcome.status}, ${captured.length} captures in the statement`);
-      if (captured.length === 1 && captured[0] !== request.amountMicros) problems.push(`${id}: captured ${captured[0]}, cost record says ${request.amountMicros}`);
-      if (request.lookupStatus !== 200 || request.imagesReadBack !== request.imagesDelivered || request.imagesDelivered < 1) {
-        problems.push(`${id}: charged for ${request.imagesDelivered} image(s), lookup ${request.lookupStatus} read back ${request.imagesReadBack}`);
-      }
-      // Billing de-duplicates completed events by event id (`<request id>:completed`): a record sent twice is one event.
-      const ids = [...(events?.ids ?? [])];
-      if (ids.length !== 1 || ids[0] !== `${id}:completed`) problems.push(`${id}: completed event ids on the topic ${JSON.stringify(ids)}`);
-    } else {
-      if (request.costStatus === "charged" || request.costStatus === "pending") problems.push(`${id}: ${outcome.status} ${outcome.code ?? ""}, cost record ${request.costStatus}`);
-      if (captured.length > 0) problems.push(`${id}: ${outcome.status} ${outcome.code ?? ""}, captured in the statement`);
-      if (events) problems.push(`${id}: ${outcome.status} ${outcome.code ?? ""}, yet a completed event on the topic`);
-    }
+    const evidence = { id, answer: `${outcome.status} ${outcome.code ?? ""}`.trim(), request: seen.get(id)!, captured: captures.get(id) ?? [], completedIds: [...(completed.get(id)?.ids ?? [])] };
+    const delivered = outcome.status === 200 || (outcome.code === "job_outcome_unknown" && evidence.request.costStatus === "charged");
+    problems.push(...(delivered ? deliveredProblems(evidence) : undeliveredProblems(evidence)));
     if (outcome.code === "internal_error") problems.push(`${id}: answered 500 internal_error`);
   }
   // Money taken or images reported for a request no client was answered about.
@@ -187,6 +202,8 @@ describe(`three brokers (real Kafka), two of every service (Connect RPC), own Po
     faults = new ThreeBrokerFaults({ clusterOptions, nodes, stack, postgres });
     let scheduleDone = false;
     const schedule = faults.run().finally(() => (scheduleDone = true));
+    // Awaited once the jobs are done; a fault that fails meanwhile is not an unhandled rejection.
+    schedule.catch(() => {});
     const outcomes = await runFaultJobs({
       jobs: JOBS,
       concurrency: CONCURRENCY,
