@@ -7,11 +7,12 @@ import { internalClient } from "@orvado/rpc";
 import { createLogger } from "@orvado/core";
 import { openDb, type Db } from "@orvado/db";
 import { BILLING_TOPIC, kafkaSettings, openEventStream, type EventStream } from "@orvado/events";
-import { openImageStore, type ImageStore } from "@orvado/generation";
+import { openImageStore } from "@orvado/generation";
 import { startLocalBroker, type LocalBroker, type LocalBrokerOptions } from "@orvado/kafka-local";
 import { freshDatabase, testRunsOnKafka, type FreshDatabase } from "@orvado/testkit";
 import { seededRandom } from "@orvado/testkit/seeded-random";
 import { ProcessStack, SERVICE_NAMES, freePort, type ProcessName } from "./process-stack.ts";
+import { outcomeCounts, runFaultJobs, sendFaultJob, storedLength, type ClientOutcome } from "./fault-jobs.ts";
 
 // Issue E §4: while jobs run, kill -9 each service process (and cut every
 // PostgreSQL connection) at random moments, restart it, let the sweepers run,
@@ -36,16 +37,6 @@ const LEDGER_GROUP = "billing-ledger";
 
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-interface ClientOutcome {
-  index: number;
-  /** "refused": no connection could be opened (nothing was sent); "no_response": cut after sending. */
-  status: number | "no_response" | "refused";
-  requestId: string | null;
-  code?: string;
-  sentAt: number;
-  answeredAt: number;
-}
 
 /** When a target was down: from its kill until it was back. */
 interface KillWindow {
@@ -139,52 +130,10 @@ export function describeFaultInjection(options: FaultSuiteOptions): void {
     broker = await startLocalBroker(brokerOptions);
   }
 
-  /** One client request to one edge; a dead edge or a cut connection is an outcome, not an error. */
-  async function sendJob(index: number, edge: string): Promise<ClientOutcome> {
-    const roll = random();
-    const directive = roll < 0.08 ? "[sandbox:fail]" : roll < 0.12 ? "[sandbox:refuse]" : `[sandbox:delay=${Math.floor(random() * 1500)}]`;
-    const sentAt = Date.now();
-    try {
-      const response = await fetch(`${edge}/v1/images/generations`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: "beta-2-lite", prompt: `fault job ${index} ${directive}`, size: "256x256" }),
-        signal: AbortSignal.timeout(60_000),
-      });
-      const body = (await response.json().catch(() => null)) as { error?: { code?: string } } | null;
-      return { index, status: response.status, requestId: response.headers.get("x-request-id"), code: body?.error?.code, sentAt, answeredAt: Date.now() };
-    } catch (error) {
-      const refused = ((error as { cause?: { code?: string } }).cause?.code ?? "") === "ECONNREFUSED";
-      return { index, status: refused ? "refused" : "no_response", requestId: null, sentAt, answeredAt: Date.now() };
-    }
-  }
+  const sendJob = (index: number, edge: string) => sendFaultJob(edge, apiKey, index, random);
 
-  /**
-   * Each job is sent until it gets an answer other than "try again": a refused
-   * connection, a 429 or a 503 is retried after a pause, as SDKs do (the account's
-   * concurrent-job limit is reached while a killed process's leases wait to expire). Every attempt is
-   * kept, since each may have reached the edge and become a request of its own.
-   */
-  async function runJobs(): Promise<ClientOutcome[]> {
-    const outcomes: ClientOutcome[] = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < JOBS) {
-          const index = next++;
-          for (let attempt = 0; attempt < 60; attempt++) {
-            const all = edges();
-            const outcome = await sendJob(index, all[(index + attempt) % all.length]!);
-            outcomes.push(outcome);
-            if (!RETRIED.has(outcome.status)) break;
-            // A refused connection to one of two edges goes straight to the other, as a load balancer would.
-            if (!(replicated && outcome.status === "refused")) await sleep(300);
-          }
-        }
-      }),
-    );
-    return outcomes;
-  }
+  /** The jobs from CONCURRENCY clients (fault-jobs.ts): "try again" answers retried, every attempt kept. */
+  const runJobs = () => runFaultJobs({ jobs: JOBS, concurrency: CONCURRENCY, edges, send: sendJob, balanced: replicated });
 
   async function cutPostgresConnections(): Promise<void> {
     const name = new URL(database.url).pathname.slice(1);
@@ -249,11 +198,7 @@ export function describeFaultInjection(options: FaultSuiteOptions): void {
       for (const name of processes) if (!stack.isRunning(name)) await stack.restart(name);
       await untilSettled();
 
-      const byStatus = outcomes.reduce<Record<string, number>>((acc, o) => {
-        const label = o.code ? `${o.status} ${o.code}` : String(o.status);
-        acc[label] = (acc[label] ?? 0) + 1;
-        return acc;
-      }, {});
+      const byStatus = outcomeCounts(outcomes);
       console.info(`faults seed=${SEED} replicas=${options.replicas} kills=${JSON.stringify(killCounts)} client outcomes=${JSON.stringify(byStatus)}`);
       expect(Object.values(killCounts).every((count) => count > 0), JSON.stringify(killCounts)).toBe(true);
       // Enough jobs must still get through, or the run proved nothing (kills cost a
@@ -441,9 +386,6 @@ export function describeFaultInjection(options: FaultSuiteOptions): void {
   }
 }
 
-/** Answers a client sends again after a pause: nothing done, try again. */
-const RETRIED = new Set<ClientOutcome["status"]>(["no_response", "refused", 429, 503]);
-
 /** A refused call, a cut connection or an answer that a service could not be reached or lost the job. */
 function failedForWantOfService(outcome: ClientOutcome): boolean {
   if (outcome.status === "no_response") return true;
@@ -453,13 +395,4 @@ function failedForWantOfService(outcome: ClientOutcome): boolean {
 /** The request was in flight (sent, not yet answered) at some moment the process was down. */
 function overlaps(outcome: ClientOutcome, down: KillWindow): boolean {
   return outcome.sentAt <= down.to && outcome.answeredAt >= down.from;
-}
-
-/** How many bytes the store reads back for the image; null when it has none. */
-async function storedLength(store: ImageStore, imageId: string): Promise<number | null> {
-  const opened = await store.open(imageId);
-  if (opened === null) return null;
-  let length = 0;
-  for await (const chunk of opened.stream) length += (chunk as Buffer).length;
-  return length;
 }
