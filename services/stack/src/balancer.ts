@@ -95,6 +95,9 @@ export interface RunningBalancer {
   kill(): void;
 }
 
+/** The address the balancer is reached at from this machine. */
+export const balancerUrl = (host: string, port: number) => `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`;
+
 export async function startBalancer(binary: string, configPath: string, settings: BalancerSettings, onLog: (line: string) => void): Promise<RunningBalancer> {
   writeFileSync(configPath, haproxyConfig(settings));
   // -db: foreground, no daemon. Its own process group: a terminal's Ctrl-C is for the supervisor, which stops things in order.
@@ -103,7 +106,7 @@ export async function startBalancer(binary: string, configPath: string, settings
   for (const stream of [child.stdout!, child.stderr!]) stream.setEncoding("utf8").on("data", (chunk: string) => chunk.split("\n").filter(Boolean).forEach(onLog));
   await waitUntilListening(child, settings.host, settings.port);
   return {
-    url: `http://${settings.host === "0.0.0.0" ? "127.0.0.1" : settings.host}:${settings.port}`,
+    url: balancerUrl(settings.host, settings.port),
     async softStop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGUSR1");
       await exited;

@@ -10,6 +10,7 @@ import { runCli } from "@orvado/cli";
 import { findHaproxy } from "./balancer.ts";
 import { startCluster, type RunningCluster } from "./cluster.ts";
 import { freePort } from "./process-stack.ts";
+import { WebhookReceiver, verified } from "./webhook-receiver.ts";
 
 // `npm run start:cluster` through the module behind it (cluster.ts): two
 // processes each of auth, billing, generation and edge (their bundles) on
@@ -24,11 +25,13 @@ let dataDir: string;
 let cluster: RunningCluster;
 let db: Db;
 let stopped = false;
+let receiver: WebhookReceiver;
 const logs: string[] = [];
 
 beforeAll(async () => {
   if (needsBalancer) return;
   database = await freshDatabase();
+  receiver = await WebhookReceiver.start();
   dataDir = mkdtempSync(join(tmpdir(), "orvado-cluster-"));
   cluster = await startCluster({
     env: {
@@ -44,6 +47,8 @@ beforeAll(async () => {
       ORVADO_ADMIN_PASSWORD: "admin-password-1",
       // The test polls cost records from one address; the lookup limit has its own test.
       BILLING_COST_LOOKUP_MAX_PER_WINDOW: "1000000",
+      // The test's webhook receiver listens on 127.0.0.1.
+      WEBHOOK_ALLOW_PRIVATE_URLS: "true",
     },
     onLog: (source, line) => logs.push(`[${source}] ${line}`),
   });
@@ -53,6 +58,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (cluster && !stopped) await cluster.stop();
   await db?.close();
+  await receiver?.close();
   await database?.drop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 }, 120_000);
@@ -145,6 +151,19 @@ describe.skipIf(needsBalancer)("start:cluster: two processes of every service be
     for (const requestId of requestIds) expect(await costOf(requestId)).toMatchObject({ status: "charged" });
     const jobs = await db.query<{ n: string }>("SELECT count(*) AS n FROM generation.jobs WHERE status = 'succeeded'");
     expect(Number(jobs.rows[0]!.n)).toBe(4);
+  });
+
+  it("signs a webhook from a generation process whose image link names the balancer, which serves it", async () => {
+    const { accountId, key } = await newAccount("cluster-webhooks@example.test");
+    const created = await cli("webhooks", "create", "--account", accountId, "--url", `${receiver.url}/cluster`, "--events", "image.generation.succeeded");
+    const sdk = new OpenAI({ apiKey: key, baseURL: `${cluster.url}/v1`, maxRetries: 0 });
+    const { response } = await sdk.images.generate({ model: "beta", prompt: "a lighthouse for the webhook", size: "1024x1024" }).withResponse();
+    const [delivery] = await receiver.waitFor("/cluster", 1);
+    const body = verified(created.secret, delivery!);
+    expect(body.data.id).toBe(response.headers.get("x-request-id"));
+    const link: string = body.data.images[0].url;
+    expect(link.startsWith(`${cluster.url}/v1/files/`), link).toBe(true);
+    expect((await fetch(link)).status).toBe(200);
   });
 
   it("keeps serving with one generation and one billing process killed (-9): every job answered and charged once", async () => {

@@ -14,7 +14,7 @@ import { servedModels } from "./banner-channels.ts";
 import { loadStackConfig } from "./config.ts";
 import { loadOrCreateSecrets } from "./secrets.ts";
 import { ProcessStack, type ServiceName } from "./process-stack.ts";
-import { HAPROXY_INSTALL_HINT, findHaproxy, startBalancer, type RunningBalancer } from "./balancer.ts";
+import { HAPROXY_INSTALL_HINT, balancerUrl, findHaproxy, startBalancer, type RunningBalancer } from "./balancer.ts";
 
 /** Processes per service. */
 export const CLUSTER_REPLICAS: Record<ServiceName, number> = { auth: 2, billing: 2, generation: 2, edge: 2 };
@@ -102,6 +102,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Runnin
       EDGE_TRUSTED_PROXIES: "127.0.0.1",
     },
     env: { GENERATION_IMAGE_DIR: imageDir },
+    // Webhook bodies link images at the balancer unless the operator gave the public address; the
+    // edges, which answer a request, link at the Host the client used.
+    serviceEnv: { generation: { ORVADO_PUBLIC_URL: env.ORVADO_PUBLIC_URL || balancerUrl(settings.EDGE_HOST, settings.PORT) } },
     detached: true,
     stopGraceMs,
     onLog: (service, line) => log(service, line),

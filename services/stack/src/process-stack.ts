@@ -67,6 +67,8 @@ export interface ProcessStackOptions {
   dataDir: string;
   /** Extra environment for every service (hold TTLs, sweep intervals, …). */
   env?: NodeJS.ProcessEnv;
+  /** Extra environment for one service's processes only, over `env`. */
+  serviceEnv?: Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
   /** Called with each line a service prints on stderr, and on stdout lines at warn level or above. */
   onLog?: (service: ServiceName, line: string) => void;
   /**
@@ -216,7 +218,7 @@ export class ProcessStack {
     if (this.#running.has(processName)) throw new Error(`${processName} is already running`);
     const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS[name], "--enable-source-maps", bundlePath(name)], {
       cwd: ROOT,
-      env,
+      env: { ...env, ...this.options.serviceEnv?.[name] },
       stdio: ["ignore", "pipe", "pipe"],
       detached: this.options.detached ?? false,
     });
