@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import { once } from "node:events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lookup as dnsLookup } from "node:dns";
@@ -291,12 +291,18 @@ describe("an answer waiting for its place in the answer gate (node:http, a local
 });
 
 describe("an answer whose reads are held back (node:http, a local server)", () => {
-  // The server answers at once; while the connection's reads are stopped the answer stays in the
-  // kernel, unread, and the request sees no answer at all.
+  // The server answers at once; while the connection's reads are stopped the request sees no
+  // answer at all, and a large answer stays with the server (TCP flow control), unread.
+  const LARGE = 32 * 1024 * 1024;
   let server: Server;
   let port: number;
+  let largeAnswer: ServerResponse | undefined;
   beforeAll(async () => {
-    server = createServer((_request, response) => response.end("a".repeat(49_000)));
+    server = createServer((request, response) => {
+      if (request.url !== "/large") return response.end("a".repeat(49_000));
+      largeAnswer = response;
+      response.end(Buffer.alloc(LARGE, 98));
+    });
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     port = (server.address() as { port: number }).port;
@@ -327,5 +333,28 @@ describe("an answer whose reads are held back (node:http, a local server)", () =
     reader.start();
     expect(Buffer.from((await answer).bytes).toString()).toBe("a".repeat(49_000));
     expect(takenOut).toBe(1);
+  });
+
+  it("leaves a large answer with the server while stopped, and reads it whole once started", async () => {
+    let reader: HeldBackReader | undefined;
+    const answer = fetchWithLookup(
+      new URL(`http://127.0.0.1:${port}/large`),
+      {
+        method: "GET",
+        headers: {},
+        holdBack: (given) => {
+          reader = given;
+          given.stop();
+          return () => {};
+        },
+      },
+      anyAddress,
+    );
+    while (!reader || !largeAnswer) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // More than the kernel's buffers on both ends can take is still waiting in the server's socket.
+    expect(largeAnswer.socket?.writableLength ?? 0).toBeGreaterThan(LARGE / 4);
+    reader.start();
+    expect((await answer).bytes.byteLength).toBe(LARGE);
   });
 });

@@ -134,41 +134,24 @@ function requestOnce(url: URL, init: PinnedInit, lookup: typeof publicOnlyLookup
   });
 }
 
-type ReadingHandle = { reading?: boolean; readStop?(): number; readStart?(): number };
-type SocketInternals = { _handle?: ReadingHandle | null; _read(size: number): void };
-
 /**
- * Stops and starts a connection's reads from the kernel. net.Socket starts its handle's reads in
- * _read, which its stream calls whenever it wants data, also when no read has started yet; so
- * while held back the socket's own _read is shadowed by one that only notes the wish, and the
- * handle's reads, if running, are stopped as net.Socket's pause does for its own buffers.
+ * Pauses and resumes a connection whose answer has not begun. A paused socket reads from the
+ * kernel until its buffer holds one read, then stops: the rest of a large answer stays in the
+ * kernel and the upstream (TCP flow control), and the HTTP parser sees none of it until resumed.
+ * Only a pause of its own is resumed: the HTTP client manages the socket otherwise.
  */
 function socketReader(socket: Socket): HeldBackReader {
-  const internals = socket as unknown as SocketInternals;
-  let held = false;
-  let wanted = false;
+  let paused = false;
   return {
     stop() {
-      if (held || socket.destroyed) return;
-      held = true;
-      internals._read = () => void (wanted = true);
-      const handle = internals._handle;
-      if (handle?.reading && handle.readStop) {
-        handle.reading = false;
-        handle.readStop();
-        wanted = true;
-      }
+      if (paused || socket.destroyed) return;
+      paused = true;
+      socket.pause();
     },
     start() {
-      if (!held) return;
-      held = false;
-      Reflect.deleteProperty(internals, "_read");
-      const handle = internals._handle;
-      if (wanted && !socket.destroyed && handle && !handle.reading && handle.readStart) {
-        handle.reading = true;
-        handle.readStart();
-      }
-      wanted = false;
+      if (!paused) return;
+      paused = false;
+      if (!socket.destroyed) socket.resume();
     },
   };
 }
