@@ -202,6 +202,24 @@ export function watchPeakRss(rootPids: number[], intervalMs = 250) {
   return watchPeaks(rootPids, treeRssBytes, intervalMs);
 }
 
+/**
+ * Proportional set size of a process (Linux /proc smaps_rollup): its resident pages, each page
+ * it shares with other processes (Node's own binary and libraries) divided among them. Summed over
+ * processes it counts each page once, where summed RSS counts a shared page once per process.
+ */
+export function pssBytes(pid: number): number {
+  try {
+    return statusBytes(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"), "Pss");
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples the summed PSS of these processes (not their children), by default once a second: reading it walks each process's page tables. */
+export function watchPeakPss(pids: number[], intervalMs = 1_000) {
+  return watchPeaks(pids, pssBytes, intervalMs);
+}
+
 /** Open file descriptors of a process (its sockets included); 0 once it has ended. */
 export function openFdCount(pid: number): number {
   try {
