@@ -61,12 +61,19 @@ export async function releaseSharedSlot(db: Db, slotId: string, channelKey: stri
 /**
  * Extends the leases of the slots this process holds. A lease that has already
  * expired stays expired: another replica may have taken its room meanwhile.
+ * A slot another statement has locked (its release, a take clearing expired
+ * leases) is skipped, not waited for: a renewal of thousands of rows that waited
+ * met those statements in the other order and PostgreSQL ended one as a
+ * deadlock. A skipped lease is renewed by the next round, well within its TTL.
  * Answers how many were renewed.
  */
 export async function renewSharedSlots(db: Db, slotIds: string[], leaseTtlMs: number): Promise<number> {
   if (slotIds.length === 0) return 0;
   const result = await db.query(
-    "UPDATE generation.channel_slots SET expires_at = clock_timestamp() + $2::bigint * interval '1 millisecond' WHERE slot_id = ANY($1::text[]) AND expires_at > clock_timestamp()",
+    `UPDATE generation.channel_slots SET expires_at = clock_timestamp() + $2::bigint * interval '1 millisecond'
+      WHERE slot_id IN (SELECT slot_id FROM generation.channel_slots
+                         WHERE slot_id = ANY($1::text[]) AND expires_at > clock_timestamp()
+                         FOR UPDATE SKIP LOCKED)`,
     [slotIds, leaseTtlMs],
     { durable: false },
   );
