@@ -102,7 +102,7 @@ export function buildEdgeApp(config: EdgeConfig, logger: Logger): FastifyInstanc
       : sendError(request, reply, ErrorCode.NOT_FOUND, "No route GET /; the API is under /v1 and the console under /console"),
   );
   metricsRoutes(app, { generation });
-  const keys = new KeyChecker(auth, config.keyCacheMs);
+  const keys = new KeyChecker(auth, config.keyCacheMs, Date.now, (error) => app.log.warn({ err: error }, "auth could not check a key; its requests are answered 503"));
   imageRoutes(app, { keys, generation, publicUrl: config.publicUrl, heartbeatMs: config.streamHeartbeatMs });
   // Parses nothing by itself: the edit route reads its parts as they stream, within its own bounds.
   app.register(multipart);

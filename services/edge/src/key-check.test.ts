@@ -97,14 +97,16 @@ describe("KeyChecker", () => {
     expect(auth.calls).toEqual(["td-one", "td-one"]);
   });
 
-  it("gives every waiting request the failure when auth cannot answer, and asks again on the next request", async () => {
+  it("gives every waiting request the failure when auth cannot answer, tells why once, and asks again on the next request", async () => {
     const auth = await startAuth();
-    const checker = new KeyChecker(auth.client, 1_000);
+    const failures: unknown[] = [];
+    const checker = new KeyChecker(auth.client, 1_000, Date.now, (error) => failures.push(error));
     for (const check of await auth.answer(Array.from({ length: 5 }, () => checker.check("Bearer td-down")), 1)) {
       expect(check.ok).toBe(false);
       if (!check.ok) expect(check.refusal.code).toBe(ErrorCode.SERVICE_UNAVAILABLE);
     }
     expect(auth.calls).toEqual(["td-down"]);
+    expect(failures).toHaveLength(1);
     // A failure is not remembered.
     await auth.answer([checker.check("Bearer td-down")], 2);
     expect(auth.calls).toHaveLength(2);

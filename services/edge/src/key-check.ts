@@ -20,11 +20,15 @@ export class KeyChecker {
   readonly #cache = new Map<string, { check: KeyCheck; until: number }>();
   readonly #asking = new Map<string, Promise<KeyCheck>>();
 
-  /** `now` is the clock answers expire by (milliseconds); tests pass their own to expire an answer without waiting. */
+  /**
+   * `now` is the clock answers expire by (milliseconds); tests pass their own to expire an answer
+   * without waiting. `onAuthFailed` hears why auth could not be asked (the requests get a 503).
+   */
   constructor(
     private readonly auth: Client<typeof AuthService>,
     private readonly cacheMs: number,
     private readonly now: () => number = Date.now,
+    private readonly onAuthFailed: (error: unknown) => void = () => {},
   ) {}
 
   async check(authorization: string | undefined): Promise<KeyCheck> {
@@ -49,8 +53,9 @@ export class KeyChecker {
     let answer;
     try {
       answer = await this.auth.verifyKey({ secret });
-    } catch {
+    } catch (error) {
       // Auth is down or restarting: nothing has started, so the client may simply retry.
+      this.onAuthFailed(error);
       return { ok: false, refusal: refusal(ErrorCode.SERVICE_UNAVAILABLE, "The key could not be checked just now; nothing was charged, retry in a few seconds", { retryAfterSeconds: 5, shouldRetry: true }) as Refusal };
     }
     const check: KeyCheck =
