@@ -217,7 +217,9 @@ export class SimulatorCore {
     this.#server.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => (this.#upgrade ? this.#upgrade(req, socket, head) : socket.destroy()));
     await new Promise<void>((resolve, reject) => {
       this.#server!.once("error", reject);
-      this.#server!.listen(port, host, resolve);
+      // A deep accept queue, as servers meant for bursts have: at the default (511) a burst of thousands
+      // of connections overflowed it, and the resets it caused opened the gateway's breakers.
+      this.#server!.listen({ port, host, backlog: 4096 }, resolve);
     });
     const address = this.#server.address() as AddressInfo;
     this.origin = `http://${host}:${address.port}`;
