@@ -1,4 +1,7 @@
 import type { ImageStore } from "@orvado/generation";
+import { AuthService, BillingService } from "@orvado/proto";
+import { internalClient } from "@orvado/rpc";
+import type { ProcessStack } from "./process-stack.ts";
 
 // The client side of the fault tests (fault-suite.ts, faults-three-brokers.kafka.test.ts):
 // jobs sent to the edges over real HTTP, each retried on "try again" answers as SDKs do,
@@ -94,4 +97,35 @@ export async function storedLength(store: ImageStore, imageId: string): Promise<
   let length = 0;
   for await (const chunk of opened.stream) length += (chunk as Buffer).length;
   return length;
+}
+
+/**
+ * The services' timings in a fault run: short enough that the sweepers finish inside the test,
+ * longer than a job (the hold-expiry rule of docs/architecture.md#the-money-model).
+ */
+export const FAULT_SWEEP_ENV: NodeJS.ProcessEnv = {
+  GENERATION_JOB_TIMEOUT_MS: "5000",
+  BILLING_HOLD_TTL_MS: "8000",
+  BILLING_SWEEP_INTERVAL_MS: "500",
+  GENERATION_ORPHAN_GRACE_MS: "2000",
+};
+
+/** Keeps the first lines each service complained with (five each), to explain a failure. */
+export function firstComplaints(into: string[]): (service: string, line: string) => void {
+  return (service, line) => {
+    if (into.filter((warning) => warning.startsWith(`${service}:`)).length < 5) into.push(`${service}: ${line.slice(0, 400)}`);
+  };
+}
+
+/** An account of the fault run's own, topped up through billing, and a key of it (over Connect RPC to the services). */
+export async function fundFaultAccount(
+  stack: ProcessStack,
+  account: { email: string; topUpMicros: bigint; note: string; topUpId: string },
+): Promise<{ accountId: string; apiKey: string }> {
+  const auth = internalClient(AuthService, stack.url("auth"), stack.secret);
+  const billing = internalClient(BillingService, stack.url("billing"), stack.secret);
+  const created = await auth.createAccount({ email: account.email, password: "fault-password-1", role: 1 });
+  const accountId = created.account!.accountId;
+  await billing.topUp({ accountId, amountMicros: account.topUpMicros, note: account.note, topUpId: account.topUpId });
+  return { accountId, apiKey: (await auth.createKey({ accountId, name: account.email.split("@")[0]! })).secret };
 }

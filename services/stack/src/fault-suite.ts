@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AuthService, BillingService } from "@orvado/proto";
+import { BillingService } from "@orvado/proto";
 import { internalClient } from "@orvado/rpc";
 import { createLogger } from "@orvado/core";
 import { openDb, type Db } from "@orvado/db";
@@ -12,7 +12,7 @@ import { startLocalBroker, type LocalBroker, type LocalBrokerOptions } from "@or
 import { freshDatabase, testRunsOnKafka, type FreshDatabase } from "@orvado/testkit";
 import { seededRandom } from "@orvado/testkit/seeded-random";
 import { ProcessStack, SERVICE_NAMES, freePort, type ProcessName } from "./process-stack.ts";
-import { outcomeCounts, runFaultJobs, sendFaultJob, storedLength, type ClientOutcome } from "./fault-jobs.ts";
+import { FAULT_SWEEP_ENV, firstComplaints, fundFaultAccount, outcomeCounts, runFaultJobs, sendFaultJob, storedLength, type ClientOutcome } from "./fault-jobs.ts";
 
 // Issue E §4: while jobs run, kill -9 each service process (and cut every
 // PostgreSQL connection) at random moments, restart it, let the sweepers run,
@@ -86,25 +86,13 @@ export function describeFaultInjection(options: FaultSuiteOptions): void {
       ...(replicated && { replicas: { auth: 2, billing: 2, generation: 2, edge: 2 } }),
       env: {
         ...kafkaEnv,
-        // Short enough that the sweepers finish inside the test, longer than a job (the hold-expiry rule of docs/architecture.md#the-money-model).
-        GENERATION_JOB_TIMEOUT_MS: "5000",
-        BILLING_HOLD_TTL_MS: "8000",
-        BILLING_SWEEP_INTERVAL_MS: "500",
-        GENERATION_ORPHAN_GRACE_MS: "2000",
+        ...FAULT_SWEEP_ENV,
       },
-      // The first lines each service complained with, to explain a failure.
-      onLog: (service, line) => {
-        if (warnings.filter((warning) => warning.startsWith(`${service}:`)).length < 5) warnings.push(`${service}: ${line.slice(0, 400)}`);
-      },
+      onLog: firstComplaints(warnings),
     });
     db = await openDb(database.url);
     if (broker) checkStream = await openEventStream({ db, logger: createLogger("faults", "silent"), kafka: kafkaSettings([broker.address]), clientId: "faults-check" });
-    const auth = internalClient(AuthService, stack.url("auth"), stack.secret);
-    const billing = internalClient(BillingService, stack.url("billing"), stack.secret);
-    const { account } = await auth.createAccount({ email: "faults@example.test", password: "fault-password-1", role: 1 });
-    accountId = account!.accountId;
-    await billing.topUp({ accountId, amountMicros: TOP_UP_MICROS, note: "fault test", topUpId: `topup_faults_${SEED}` });
-    apiKey = (await auth.createKey({ accountId, name: "faults" })).secret;
+    ({ accountId, apiKey } = await fundFaultAccount(stack, { email: "faults@example.test", topUpMicros: TOP_UP_MICROS, note: "fault test", topUpId: `topup_faults_${SEED}` }));
   }, 180_000);
 
   afterAll(async () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AuthService, BillingService, type BillingEvent } from "@orvado/proto";
+import { BillingService, type BillingEvent } from "@orvado/proto";
 import { internalClient } from "@orvado/rpc";
 import { usdToMicros } from "@orvado/core";
 import { openDb, type Db } from "@orvado/db";
@@ -11,7 +11,7 @@ import { freeClusterBasePort, startLocalCluster, stopLocalCluster, type LocalBro
 import { freshDatabase, type FreshDatabase } from "@orvado/testkit";
 import { seededRandom } from "@orvado/testkit/seeded-random";
 import { ProcessStack, SERVICE_NAMES, replicaName, type ProcessName } from "./process-stack.ts";
-import { outcomeCounts, runFaultJobs, sendFaultJob, type ClientOutcome } from "./fault-jobs.ts";
+import { FAULT_SWEEP_ENV, firstComplaints, fundFaultAccount, outcomeCounts, runFaultJobs, sendFaultJob, type ClientOutcome } from "./fault-jobs.ts";
 import { startOwnPostgres, type OwnPostgres } from "./own-postgres.ts";
 import { BROKER_STOP_MS, ThreeBrokerFaults, nodeIdOf } from "./three-broker-faults.ts";
 import { groupLag, readBillingEvents } from "./billing-topic-audit.ts";
@@ -65,25 +65,19 @@ beforeAll(async () => {
       KAFKA_BROKERS: brokers.join(","),
       // A member that died with its process gives up its partitions after 6 s, Kafka's shortest session.
       KAFKA_SESSION_TIMEOUT_MS: "6000",
-      // As in fault-suite.ts: the sweepers finish inside the test, a hold outlives its job.
-      GENERATION_JOB_TIMEOUT_MS: "5000",
-      BILLING_HOLD_TTL_MS: "8000",
-      BILLING_SWEEP_INTERVAL_MS: "500",
-      GENERATION_ORPHAN_GRACE_MS: "2000",
+      ...FAULT_SWEEP_ENV,
       // The check looks up every request's cost from one address.
       BILLING_COST_LOOKUP_MAX_PER_WINDOW: "1000000",
     },
-    onLog: (service, line) => {
-      if (warnings.filter((warning) => warning.startsWith(`${service}:`)).length < 5) warnings.push(`${service}: ${line.slice(0, 400)}`);
-    },
+    onLog: firstComplaints(warnings),
   });
   db = await openDb(database.url);
-  const auth = internalClient(AuthService, stack.url("auth"), stack.secret);
-  const billing = internalClient(BillingService, stack.url("billing"), stack.secret);
-  const { account } = await auth.createAccount({ email: "three-brokers@example.test", password: "fault-password-1", role: 1 });
-  accountId = account!.accountId;
-  await billing.topUp({ accountId, amountMicros: TOP_UP_MICROS, note: "three-broker fault test", topUpId: `topup_three_brokers_${SEED}` });
-  apiKey = (await auth.createKey({ accountId, name: "three-brokers" })).secret;
+  ({ accountId, apiKey } = await fundFaultAccount(stack, {
+    email: "three-brokers@example.test",
+    topUpMicros: TOP_UP_MICROS,
+    note: "three-broker fault test",
+    topUpId: `topup_three_brokers_${SEED}`,
+  }));
 }, 300_000);
 
 afterAll(async () => {

@@ -2,11 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import sharp from "sharp";
-import { parseCatalog, type ChannelConfig } from "../../catalog.ts";
+import { LIGHTHOUSE_REQUEST, localComfyChannel } from "./test-channel.ts";
 import { generateOnChannel, type UpstreamSettings } from "../upstream.ts";
-import type { UpstreamRequest } from "../types.ts";
 import type { ImageRef } from "./api.ts";
 
 // The comfyui adapter over real HTTP against a hostile ComfyUI (a local node:http server
@@ -14,7 +12,6 @@ import type { ImageRef } from "./api.ts";
 // a history names are fetched only if they are the job's own outputs, never input files
 // (other jobs' uploaded edit images) nor paths that climb out of the output folders.
 
-const CONFIG_DIR = fileURLToPath(new URL("../../../../../config", import.meta.url));
 const settings: UpstreamSettings = { jobTimeoutMs: 600_000, allowPrivateUpstreams: false, maxUpstreamBytes: 50 * 1024 * 1024 };
 const servers: Server[] = [];
 afterEach(() => {
@@ -52,25 +49,6 @@ async function hostileComfy(refs: ImageRef[], views: URLSearchParams[]): Promise
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-function channel(baseUrl: string): ChannelConfig {
-  const catalog = parseCatalog(
-    {
-      models: [
-        {
-          id: "local",
-          family: "beta",
-          tiers: ["1K"],
-          channels: [{ name: "gpu", provider: "comfyui", baseUrl, workflow: "comfyui/text-to-image.json", output: "9", capacity: 1, allowPrivateNetwork: true, pollIntervalMs: 20 }],
-        },
-      ],
-    },
-    "models file",
-    CONFIG_DIR,
-  );
-  return catalog.get("local")!.channels[0]!;
-}
-
-const request: UpstreamRequest = { prompt: "a lighthouse", width: 1024, height: 1024, n: 1, quality: undefined };
 
 describe("the comfyui adapter against a hostile ComfyUI (HTTP, a local node:http server)", () => {
   it.each<[string, ImageRef]>([
@@ -81,7 +59,7 @@ describe("the comfyui adapter against a hostile ComfyUI (HTTP, a local node:http
     ["an absolute subfolder", { filename: "x.png", subfolder: "/etc", type: "output" }],
   ])("does not fetch %s named by the history, and fails the job", async (_name, ref) => {
     const views: URLSearchParams[] = [];
-    const outcome = await generateOnChannel(channel(await hostileComfy([ref], views)), undefined, request, AbortSignal.timeout(30_000), settings);
+    const outcome = await generateOnChannel(localComfyChannel(await hostileComfy([ref], views)), undefined, LIGHTHOUSE_REQUEST, AbortSignal.timeout(30_000), settings);
     expect(outcome.ok).toBe(false);
     expect(views).toEqual([]);
   });
@@ -92,7 +70,7 @@ describe("the comfyui adapter against a hostile ComfyUI (HTTP, a local node:http
       { filename: "ComfyUI_00001_.png", subfolder: "", type: "output" },
       { filename: "ComfyUI_temp_00001_.png", subfolder: "orvado/2026", type: "temp" },
     ];
-    const outcome = await generateOnChannel(channel(await hostileComfy(refs, views)), undefined, { ...request, n: 2 }, AbortSignal.timeout(30_000), settings);
+    const outcome = await generateOnChannel(localComfyChannel(await hostileComfy(refs, views)), undefined, { ...LIGHTHOUSE_REQUEST, n: 2 }, AbortSignal.timeout(30_000), settings);
     expect(outcome.ok).toBe(true);
     expect(views.map((query) => query.get("type"))).toEqual(["output", "temp"]);
   });

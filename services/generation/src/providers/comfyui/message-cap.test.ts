@@ -4,11 +4,9 @@ import { createServer, type Server } from "node:http";
 import { once } from "node:events";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { fileURLToPath } from "node:url";
 import sharp from "sharp";
-import { parseCatalog, type ChannelConfig } from "../../catalog.ts";
+import { LIGHTHOUSE_REQUEST, localComfyChannel } from "./test-channel.ts";
 import { FAILED_MESSAGE, generateOnChannel, type UpstreamSettings } from "../upstream.ts";
-import type { UpstreamRequest } from "../types.ts";
 
 // The comfyui adapter over real HTTP and a real websocket against a hostile ComfyUI: a
 // local node:http server that accepts the websocket upgrade itself (RFC 6455 handshake)
@@ -19,7 +17,6 @@ import type { UpstreamRequest } from "../types.ts";
 // The server's history would answer the job's image, so a fall back to polling would
 // show as a success.
 
-const CONFIG_DIR = fileURLToPath(new URL("../../../../../config", import.meta.url));
 const LIMIT = 1024 * 1024;
 const settings: UpstreamSettings = { jobTimeoutMs: 600_000, allowPrivateUpstreams: false, maxUpstreamBytes: LIMIT };
 /** Over the limit, under what Node's WebSocket or ws would hold by default: only our cap refuses it. */
@@ -90,31 +87,12 @@ async function hostileComfy(): Promise<HostileComfy> {
   return comfy;
 }
 
-function channel(baseUrl: string): ChannelConfig {
-  const catalog = parseCatalog(
-    {
-      models: [
-        {
-          id: "local",
-          family: "beta",
-          tiers: ["1K"],
-          channels: [{ name: "gpu", provider: "comfyui", baseUrl, workflow: "comfyui/text-to-image.json", output: "9", capacity: 1, allowPrivateNetwork: true, pollIntervalMs: 20 }],
-        },
-      ],
-    },
-    "models file",
-    CONFIG_DIR,
-  );
-  return catalog.get("local")!.channels[0]!;
-}
-
-const request: UpstreamRequest = { prompt: "a lighthouse", width: 1024, height: 1024, n: 1, quality: undefined };
 
 describe("the comfyui websocket's message cap (HTTP + a real websocket, a local node:http server doing the upgrade)", () => {
   it("fails the job as an upstream failure on a message declared over the byte limit, without reading it, and closes the socket", async () => {
     const comfy = await hostileComfy();
     // The job's own limit stays far off: the failure comes from the frame's header alone.
-    const outcome = await generateOnChannel(channel(comfy.baseUrl), undefined, request, AbortSignal.timeout(600_000), settings);
+    const outcome = await generateOnChannel(localComfyChannel(comfy.baseUrl), undefined, LIGHTHOUSE_REQUEST, AbortSignal.timeout(600_000), settings);
     expect(outcome).toMatchObject({ ok: false, kind: "failed", message: FAILED_MESSAGE });
     expect(!outcome.ok && outcome.detail).toContain(`ComfyUI's websocket sent a message over ${LIMIT} bytes`);
     // Of the message declared, the server sent a header and a few bytes: nothing more was waited for.
