@@ -79,6 +79,7 @@ export async function startGeneration(
     config: config.webhooks,
     urlSigningSecret: config.urlSigningSecret,
     logger: logger.child({ component: "webhooks" }),
+    onAttempt: (result) => metrics.webhookAttempt(result),
   });
   const rpc = await startRpcServer({
     host: config.host,

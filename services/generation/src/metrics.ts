@@ -7,6 +7,9 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 
 export type JobOutcome = "succeeded" | "failed" | "refused" | "timeout" | "no_capacity";
 
+/** What a webhook delivery attempt led to: delivered (2xx), another attempt scheduled, or the last one failed. */
+export type WebhookAttemptResult = "delivered" | "retrying" | "failed";
+
 /**
  * The steps of a job on its answer's path (docs/architecture.md#one-request-step-by-step):
  * the channel slot with the billing hold, the upstream call (failovers included), storing
@@ -142,6 +145,17 @@ export class GenerationMetrics {
   stepTook(step: JobStep, startedAt: number): void {
     this.#steps.observe({ step }, (performance.now() - startedAt) / 1000);
     if (jobSteps.hasSubscribers) jobSteps.publish(step);
+  }
+
+  readonly #webhookAttempts = new Counter({
+    name: "orvado_webhook_attempts_total",
+    help: "Webhook delivery attempts: delivered (a 2xx answer), retrying (another attempt is scheduled), failed (the schedule's last)",
+    labelNames: ["result"] as const,
+    registers: [this.registry],
+  });
+
+  webhookAttempt(result: WebhookAttemptResult): void {
+    this.#webhookAttempts.inc({ result });
   }
 
   noCapacity(model: string): void {

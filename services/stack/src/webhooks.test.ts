@@ -57,6 +57,13 @@ afterAll(async () => {
   await receiver?.close();
 });
 
+/** orvado_webhook_attempts_total by result, read from the edge's /metrics (generation's counters). */
+async function webhookAttempts(): Promise<Record<"delivered" | "retrying" | "failed", number>> {
+  const text = await (await fetch(`${stack.edgeUrl}/metrics`)).text();
+  const read = (result: string) => Number(new RegExp(`^orvado_webhook_attempts_total\\{result="${result}"\\} (\\d+)`, "m").exec(text)?.[1] ?? 0);
+  return { delivered: read("delivered"), retrying: read("retrying"), failed: read("failed") };
+}
+
 describe("webhooks over HTTP to a local receiver", () => {
   it("delivers a succeeded and a failed job, signed, with the request's id, model, size, cost and images or error", async () => {
     const created = await a.browser.call("POST", "/webhooks", { body: { url: `${receiver.url}/outcomes` } });
@@ -114,6 +121,7 @@ describe("webhooks over HTTP to a local receiver", () => {
   });
 
   it("retries a receiver answering 500 on the schedule, with one webhook-id, fails after the last step, and redelivers on request", async () => {
+    const attemptsBefore = await webhookAttempts();
     receiver.answers.set("/flaky", 500);
     const created = await a.browser.call("POST", "/webhooks", { body: { url: `${receiver.url}/flaky`, events: ["image.generation.succeeded"] } });
     const secret: string = created.body.secret;
@@ -166,6 +174,12 @@ describe("webhooks over HTTP to a local receiver", () => {
     expect(operator.body.endpoints.map((endpoint: { id: string }) => endpoint.id)).toContain(created.body.endpoint.id);
     expect(operator.body.deliveries.find((entry: { id: string }) => entry.id === delivery.id).attempts).toHaveLength(4);
     expect(operator.text).not.toContain(secret);
+
+    // /metrics counts the attempts by result: two retried, the schedule's last failed, the redelivery delivered.
+    const attemptsAfter = await webhookAttempts();
+    expect(attemptsAfter.retrying - attemptsBefore.retrying).toBeGreaterThanOrEqual(2);
+    expect(attemptsAfter.failed - attemptsBefore.failed).toBeGreaterThanOrEqual(1);
+    expect(attemptsAfter.delivered - attemptsBefore.delivered).toBeGreaterThanOrEqual(1);
   });
 
   it("delivers the outcome of an async submit (Prefer: respond-async), the client having left at the 202", async () => {

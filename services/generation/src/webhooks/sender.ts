@@ -9,6 +9,7 @@ import { fetchWithLookup, pinnedFetch, type PinnedInit } from "../providers/pinn
 import type { WebhookConfig } from "./config.ts";
 import { webhookBody } from "./payload.ts";
 import { retryDelayMs } from "./schedule.ts";
+import type { WebhookAttemptResult } from "../metrics.ts";
 
 // The sender: claims due deliveries from PostgreSQL and sends them, off every request's
 // path. A claim is a lease (the row's next_attempt_at moves to the claim's expiry, taken
@@ -34,6 +35,8 @@ export interface SenderDeps {
   config: WebhookConfig;
   urlSigningSecret: string;
   logger: Logger;
+  /** Hears each attempt's result (the metrics). */
+  onAttempt?: (result: WebhookAttemptResult) => void;
 }
 
 export interface WebhookSender {
@@ -87,7 +90,7 @@ export function startWebhookSender(deps: SenderDeps): WebhookSender {
     const body = await webhookBody(bodyDeps, delivery.request_id, delivery.account_id, delivery.event_type);
     if (body === "wait") return release(db, delivery, SETTLEMENT_RECHECK_MS);
     const attempt = await attemptDelivery(delivery, JSON.stringify(body), config);
-    await recordAttempt(db, delivery, attempt, config.firstRetryMs);
+    deps.onAttempt?.(await recordAttempt(db, delivery, attempt, config.firstRetryMs));
     logger.info({ deliveryId: delivery.delivery_id, requestId: delivery.request_id, status: attempt.statusCode, error: attempt.error }, "webhook attempt");
   }
 
@@ -178,7 +181,7 @@ async function attemptDelivery(delivery: Claimed, body: string, config: WebhookC
  * The attempt's log row, and the delivery's next state if this claim still holds it
  * (a redeliver meanwhile took it over): succeeded, due again on the schedule, or failed.
  */
-async function recordAttempt(db: Db, delivery: Claimed, attempt: Attempt, firstRetryMs: number): Promise<void> {
+async function recordAttempt(db: Db, delivery: Claimed, attempt: Attempt, firstRetryMs: number): Promise<WebhookAttemptResult> {
   const failures = delivery.failed_attempts + 1;
   const delay = attempt.error === null ? null : retryDelayMs(failures, firstRetryMs);
   const status = attempt.error === null ? "succeeded" : delay === null ? "failed" : "pending";
@@ -198,4 +201,5 @@ async function recordAttempt(db: Db, delivery: Claimed, attempt: Attempt, firstR
       [delivery.delivery_id, delivery.claim, status, delay],
     );
   });
+  return status === "succeeded" ? "delivered" : status === "pending" ? "retrying" : "failed";
 }
