@@ -44,20 +44,23 @@ function channel(baseUrl: string): ChannelConfig {
 }
 
 describe("the automatic1111 adapter against a hostile A1111 (HTTP, a local node:http server)", () => {
-  it("passes on no fraction from a progress of 1e999 (JSON for Infinity), which is not the job done", async () => {
+  /** A job on an A1111 whose /progress always answers `progressJson`: its outcome and the progress passed on. */
+  async function jobWithProgress(progressJson: string) {
     const progress: UpstreamProgress[] = [];
-    const base = await hostileA1111('{"progress":1e999,"state":{"job_count":1},"current_image":null}');
+    const base = await hostileA1111(progressJson);
     const request: UpstreamRequest = { prompt: "a lighthouse", width: 64, height: 64, n: 1, quality: undefined };
     const outcome = await generateOnChannel(channel(base), undefined, request, AbortSignal.timeout(30_000), settings, undefined, (update) => progress.push(update));
+    return { outcome, progress };
+  }
+
+  it("passes on no fraction from a progress of 1e999 (JSON for Infinity), which is not the job done", async () => {
+    const { outcome, progress } = await jobWithProgress('{"progress":1e999,"state":{"job_count":1},"current_image":null}');
     expect(outcome.ok).toBe(true);
     expect(progress).toEqual([]);
   });
 
   it("passes on a progress over 1 as 1, once, however often it is polled", async () => {
-    const progress: UpstreamProgress[] = [];
-    const base = await hostileA1111('{"progress":1.5,"state":{"job_count":1},"current_image":null}');
-    const request: UpstreamRequest = { prompt: "a lighthouse", width: 64, height: 64, n: 1, quality: undefined };
-    const outcome = await generateOnChannel(channel(base), undefined, request, AbortSignal.timeout(30_000), settings, undefined, (update) => progress.push(update));
+    const { outcome, progress } = await jobWithProgress('{"progress":1.5,"state":{"job_count":1},"current_image":null}');
     expect(outcome.ok).toBe(true);
     expect(progress).toEqual([{ fraction: 1 }]);
   });
