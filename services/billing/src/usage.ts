@@ -18,24 +18,32 @@ export interface UsageFilter {
   cursor?: string;
 }
 
-/** A page boundary: the created_at and request id of the last row shown. */
-export function encodeCursor(createdAt: Date, requestId: string): string {
-  return Buffer.from(`${createdAt.toISOString()}|${requestId}`).toString("base64url");
+/**
+ * A page boundary: the created_at and request id of the last row shown. The time is
+ * PostgreSQL's own text, to the microsecond: cut to a JavaScript Date's millisecond, a row
+ * created in the same millisecond just before the boundary fell between two pages.
+ */
+export function encodeCursor(createdAt: string, requestId: string): string {
+  return Buffer.from(`${createdAt}|${requestId}`).toString("base64url");
 }
 
 /** Null for anything encodeCursor could not have made, such as a time PostgreSQL cannot hold. */
-export function decodeCursor(cursor: string): { createdAt: Date; requestId: string } | null {
+export function decodeCursor(cursor: string): { createdAt: string; requestId: string } | null {
   const [iso, requestId, ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split("|");
-  const createdAt = new Date(iso ?? "");
-  if (rest.length > 0 || !requestId || !isSupportedTimestamp(createdAt.getTime())) return null;
-  return { createdAt, requestId };
+  if (rest.length > 0 || !requestId || !iso || !CURSOR_TIME.test(iso) || !isSupportedTimestamp(new Date(iso).getTime())) return null;
+  return { createdAt: iso, requestId };
 }
+
+/** The cursor's time as the query below writes it (UTC, microseconds). */
+const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 export async function listCostRecords(q: Queryable, filter: UsageFilter): Promise<{ records: CostRecord[]; nextCursor: string }> {
   const after = filter.cursor ? decodeCursor(filter.cursor) : null;
   // The end user's row is the request's own (same id, same account): a left join adds no rows.
-  const { rows } = await q.query<CostRow & { key_id: string; end_user: string | null }>(
-    `SELECT ${costColumnsOf("c")}, c.key_id, u.end_user FROM billing.cost_records c
+  const { rows } = await q.query<CostRow & { key_id: string; end_user: string | null; cursor_time: string }>(
+    `SELECT ${costColumnsOf("c")}, c.key_id, u.end_user,
+            to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_time
+       FROM billing.cost_records c
      LEFT JOIN billing.request_end_users u ON u.request_id = c.request_id
      WHERE c.account_id = $1
        AND ($2::text IS NULL OR c.key_id = $2)
@@ -52,7 +60,7 @@ export async function listCostRecords(q: Queryable, filter: UsageFilter): Promis
   const last = page[page.length - 1];
   return {
     records: page.map((row) => costFromRow(row, row.key_id, row.end_user ?? "")),
-    nextCursor: rows.length > filter.limit && last ? encodeCursor(new Date(last.created_at), last.request_id) : "",
+    nextCursor: rows.length > filter.limit && last ? encodeCursor(last.cursor_time, last.request_id) : "",
   };
 }
 
