@@ -34,7 +34,7 @@ export interface ProfileSummary {
 }
 
 /** node_modules/<pkg> or our workspace folder, so a hot spot says whose code it is. */
-function ownerOf(url: string): string {
+export function ownerOf(url: string): string {
   if (!url) return "(native / V8)";
   const modules = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (modules) return modules[1]!;
