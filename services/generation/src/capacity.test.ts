@@ -4,6 +4,9 @@ import { createLogger } from "@orvado/core";
 import { ChannelPool, type ChannelPoolOptions, type SlotAnswer } from "./capacity.ts";
 import { openGenerationTestDb, twoChannelCatalog } from "./test-support.ts";
 import { countingStatements } from "@orvado/testkit";
+import { Writable } from "node:stream";
+import { pino } from "pino";
+import { lastChannelFailures } from "./channel-slots.ts";
 
 // Channel capacity and circuit breakers shared through the database (capacity.ts,
 // migrations/005_channel_slots.sql). Two pools on one database stand for two
@@ -18,6 +21,18 @@ const logger = createLogger("test", "silent");
 let database: Awaited<ReturnType<typeof openGenerationTestDb>>;
 const pool = (options: Partial<ChannelPoolOptions> = {}, db = database.db) =>
   new ChannelPool(catalog, db, { failureThreshold: 2, cooldownMs: 60_000, readKey: () => "k", leaseTtlMs: 30_000, leaseRenewMs: 10_000, logger, ...options });
+
+/** A logger whose warnings are kept, each as its parsed JSON line. */
+function recordingLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(JSON.parse(String(chunk)));
+      done();
+    },
+  });
+  return { logger: pino({ level: "warn" }, sink), openings: () => lines.filter((line) => String(line.msg).startsWith("channel breaker opened")) };
+}
 
 function slotOf(answer: SlotAnswer) {
   if (!answer.ok) throw new Error(`expected a slot, got ${answer.reason}`);
@@ -36,7 +51,7 @@ async function untilDatabaseTime(at: Date): Promise<void> {
 /** One failure on flare's main channel (the pool's threshold is 1), then the cool-down waited out: the breaker is half-open. */
 async function failUntilHalfOpen(pool: ChannelPool): Promise<void> {
   const failing = slotOf(await pool.take(flare, Tier.TIER_1K));
-  failing.failed();
+  failing.failed("HTTP 502 from the upstream");
   await failing.release();
   await untilDatabaseTime(await openedUntil("alpha-2.5-flare/main"));
 }
@@ -109,7 +124,7 @@ describe("the circuit breaker across replicas", () => {
     for (const replica of [a, b]) {
       const slot = slotOf(await replica.take(flare, Tier.TIER_1K));
       expect(slot.channel.name).toBe("main");
-      slot.failed();
+      slot.failed("HTTP 502 from the upstream");
       await slot.release();
     }
     for (const replica of [a, b]) {
@@ -123,13 +138,13 @@ describe("the circuit breaker across replicas", () => {
   it("counts consecutive failures: a success on any replica resets the count", async () => {
     const [a, b] = [pool(), pool()];
     const failing = slotOf(await a.take(flare, Tier.TIER_1K));
-    failing.failed();
+    failing.failed("HTTP 502 from the upstream");
     await failing.release();
     const fine = slotOf(await b.take(flare, Tier.TIER_1K));
     fine.succeeded();
     await fine.release();
     const again = slotOf(await a.take(flare, Tier.TIER_1K));
-    again.failed();
+    again.failed("HTTP 502 from the upstream");
     await again.release();
     expect((await b.health()).get("alpha-2.5-flare/main")!.state).toBe("closed");
   });
@@ -139,7 +154,7 @@ describe("the circuit breaker across replicas", () => {
     for (const name of ["main", "backup"]) {
       const slot = slotOf(await a.take(flare, Tier.TIER_1K));
       expect(slot.channel.name).toBe(name);
-      slot.failed();
+      slot.failed("HTTP 502 from the upstream");
       await slot.release();
     }
     const answer = await pool({ failureThreshold: 1 }).take(flare, Tier.TIER_1K);
@@ -171,11 +186,47 @@ describe("the circuit breaker across replicas", () => {
     expect((await a.health()).get("alpha-2.5-flare/main")!.state).toBe("half-open");
     const trial = slotOf(await a.take(flare, Tier.TIER_1K));
     expect(trial.channel.name).toBe("main");
-    trial.failed();
+    trial.failed("HTTP 502 from the upstream");
     await trial.release();
     expect((await a.health()).get("alpha-2.5-flare/main")).toMatchObject({ state: "open", healthy: false });
   });
 
+  it("keeps a failed call's cause as the channel's last failure, in the release that counts it", async () => {
+    const a = pool();
+    const slot = slotOf(await a.take(flare, Tier.TIER_1K));
+    slot.failed("HTTP 503 from the upstream: overloaded");
+    slot.failed("a later cause is not the verdict");
+    await slot.release();
+    const failures = await lastChannelFailures(database.db, ["alpha-2.5-flare/main"]);
+    expect(failures.get("alpha-2.5-flare/main")?.detail).toBe("HTTP 503 from the upstream: overloaded");
+    const row = await database.db.query<{ consecutive_failures: number }>("SELECT consecutive_failures FROM generation.channel_state WHERE channel_key = 'alpha-2.5-flare/main'");
+    expect(row.rows[0]!.consecutive_failures).toBe(1);
+  });
+
+  it("logs each opening once, from the replica whose failure opened it, and again when a failed trial reopens it", async () => {
+    const [logA, logB] = [recordingLogger(), recordingLogger()];
+    const a = pool({ failureThreshold: 2, cooldownMs: 300, logger: logA.logger });
+    const b = pool({ failureThreshold: 2, cooldownMs: 300, logger: logB.logger });
+    // Three calls running when the channel fails: the second failure opens it, the third finds it open.
+    const calls = [slotOf(await a.take(flare, Tier.TIER_1K)), slotOf(await b.take(flare, Tier.TIER_1K))];
+    const late = slotOf(await a.take(flare, Tier.TIER_1K));
+    calls[0]!.failed("HTTP 502 from the upstream");
+    await calls[0]!.release();
+    expect(logA.openings()).toEqual([]);
+    calls[1]!.failed("HTTP 500 from the upstream");
+    await calls[1]!.release();
+    late.failed("HTTP 502 from the upstream");
+    await late.release();
+    expect(logA.openings()).toEqual([]);
+    expect(logB.openings()).toEqual([expect.objectContaining({ level: 40, channel: "alpha-2.5-flare/main", failureThreshold: 2, cooldownMs: 300, detail: "HTTP 500 from the upstream" })]);
+    await untilDatabaseTime(await openedUntil("alpha-2.5-flare/main"));
+    const trial = slotOf(await a.take(flare, Tier.TIER_1K));
+    expect(trial.channel.name).toBe("main");
+    trial.failed("connect ECONNREFUSED");
+    await trial.release();
+    expect(logA.openings()).toEqual([expect.objectContaining({ channel: "alpha-2.5-flare/main", detail: "connect ECONNREFUSED" })]);
+    expect(logB.openings()).toHaveLength(1);
+  });
 });
 
 describe("jobs asking at once", () => {

@@ -4,7 +4,7 @@ import type { Tier } from "@orvado/proto";
 import { SharedCalls, type Logger } from "@orvado/core";
 import type { Db } from "@orvado/db";
 import { channelKey, resolveChannelKeys, type Catalog, type CatalogModel, type ChannelConfig } from "./catalog.ts";
-import { readSharedStates, releaseSharedSlot, renewSharedSlots, takeSharedSlots, type BreakerSettings, type BreakerState, type CallOutcome, type SharedTake } from "./channel-slots.ts";
+import { readSharedStates, recordChannelFailure, releaseSharedSlot, renewSharedSlots, takeSharedSlots, type BreakerSettings, type BreakerState, type ReleasedCall, type SharedTake } from "./channel-slots.ts";
 
 // Per-channel concurrency: a slot is taken before anything is reserved, so a
 // request refused for capacity holds and charges nothing.
@@ -49,8 +49,8 @@ export interface ChannelSlot {
   apiKey: string | undefined;
   /** The upstream answered (images or a refusal): the breaker closes. The first of succeeded/failed counts. */
   succeeded(): void;
-  /** The call failed: the breaker counts it. */
-  failed(): void;
+  /** The call failed (`detail`: the upstream's cause, kept as the channel's last failure): the breaker counts it. */
+  failed(detail: string): void;
   /** Gives the slot back with the outcome recorded (none: cancelled). Never throws; safe to call twice. */
   release(): Promise<void>;
   /**
@@ -189,14 +189,23 @@ export class ChannelPool {
     const key = channelKey(model.id, channel.name);
     const release = this.capacities.get(key)!.tryAcquire();
     if (!release) return null;
+    // The first of succeeded/failed counts, as for a shared slot.
+    let answered = false;
+    let failure: string | undefined;
     return {
       channel,
       key,
       apiKey: this.#keys.get(key),
-      succeeded() {},
-      failed() {},
-      async release() {
+      succeeded() {
+        answered ||= failure === undefined;
+      },
+      failed(detail) {
+        if (!answered) failure ??= detail;
+      },
+      release: async () => {
         release();
+        if (failure !== undefined) await this.#noteFailure(key, failure);
+        failure = undefined;
       },
       handOff: () => null,
       handedOff() {},
@@ -216,7 +225,7 @@ export class ChannelPool {
   /** The job's handle on the shared slot it took. */
   #sharedSlot(slotId: string, key: string, channel: ChannelConfig): ChannelSlot {
     const countHere = this.capacities.get(key)!.hold();
-    let outcome: CallOutcome = "cancelled";
+    let call: ReleasedCall = { outcome: "cancelled" };
     let released: Promise<void> | undefined;
     const pool = this;
     return {
@@ -224,18 +233,18 @@ export class ChannelPool {
       key,
       apiKey: this.#keys.get(key),
       succeeded() {
-        if (outcome === "cancelled") outcome = "succeeded";
+        if (call.outcome === "cancelled") call = { outcome: "succeeded" };
       },
-      failed() {
-        if (outcome === "cancelled") outcome = "failed";
+      failed(detail) {
+        if (call.outcome === "cancelled") call = { outcome: "failed", detail };
       },
       release() {
         if (released) return released;
-        released = pool.#releaseShared(slotId, key, outcome).finally(countHere);
+        released = pool.#releaseShared(slotId, key, call).finally(countHere);
         return released;
       },
       handOff() {
-        if (outcome !== "succeeded" || released !== undefined) return null;
+        if (call.outcome !== "succeeded" || released !== undefined) return null;
         return { slotId, channelKey: key };
       },
       handedOff() {
@@ -259,14 +268,27 @@ export class ChannelPool {
     return takes;
   }
 
-  async #releaseShared(slotId: string, key: string, outcome: CallOutcome): Promise<void> {
+  async #releaseShared(slotId: string, key: string, call: ReleasedCall): Promise<void> {
     // Renewals stop first: should the release fail, the lease expires by itself within leaseTtlMs.
     this.#held.delete(slotId);
     try {
-      await releaseSharedSlot(this.db, slotId, key, outcome, this.options);
+      const opened = await releaseSharedSlot(this.db, slotId, key, call, this.options);
+      if (opened) this.#reportOpened(key, call);
     } catch (error) {
-      this.options.logger.warn({ err: error, channel: key, outcome }, "could not release a channel slot; its lease expires by itself");
+      this.options.logger.warn({ err: error, channel: key, outcome: call.outcome }, "could not release a channel slot; its lease expires by itself");
     }
+  }
+
+  /** Logged once per opening, by the replica whose failure opened it: the channel is out of rotation until its cool-down ends. */
+  #reportOpened(key: string, call: ReleasedCall): void {
+    const { failureThreshold, cooldownMs } = this.options;
+    const detail = call.outcome === "failed" ? call.detail : undefined;
+    this.options.logger.warn({ channel: key, failureThreshold, cooldownMs, detail }, "channel breaker opened: no job goes to this channel until one trial after the cool-down succeeds");
+  }
+
+  /** A failure on a channel without a shared slot: only its cause is kept; losing that note loses nothing else. */
+  async #noteFailure(key: string, detail: string): Promise<void> {
+    await recordChannelFailure(this.db, key, detail).catch((error: unknown) => this.options.logger.warn({ err: error, channel: key }, "could not record the channel's failure cause"));
   }
 
   /** One timer renews every lease held here; it runs only while this process holds some. */

@@ -13,9 +13,6 @@ import { prepareStatement, type Db, type Queryable } from "@orvado/db";
 
 export type BreakerState = "closed" | "open" | "half-open";
 
-/** What the upstream's answer teaches the breaker; a call that never happened teaches nothing. */
-export type CallOutcome = "succeeded" | "failed" | "cancelled";
-
 export interface BreakerSettings {
   /** Consecutive failures, counted across replicas, that open a channel's breaker. */
   failureThreshold: number;
@@ -52,10 +49,21 @@ const TAKE_CHANNEL_SLOTS = prepareStatement(
   "SELECT slot_id, channel_key, refused, retry_after_ms FROM generation.take_channel_slots($1::text[], $2, $3::text[], $4::int[], $5::int, $6::bigint)",
 );
 
-export async function releaseSharedSlot(db: Db, slotId: string, channelKey: string, outcome: CallOutcome, breaker: BreakerSettings): Promise<void> {
-  await db.query("SELECT generation.release_channel_slot($1, $2, $3, $4::int, $5::bigint)", [slotId, channelKey, outcome, breaker.failureThreshold, breaker.cooldownMs], {
-    durable: false,
-  });
+/**
+ * What the upstream's answer teaches the breaker (a call that never happened teaches nothing);
+ * a failure carries the upstream's cause, kept for channel health.
+ */
+export type ReleasedCall = { outcome: "succeeded" | "cancelled" } | { outcome: "failed"; detail: string };
+
+/** Gives the slot back and teaches its breaker; answers true when this failure opened the breaker. */
+export async function releaseSharedSlot(db: Db, slotId: string, channelKey: string, call: ReleasedCall, breaker: BreakerSettings): Promise<boolean> {
+  const detail = call.outcome === "failed" ? call.detail.slice(0, FAILURE_DETAIL_MAX_CHARS) : null;
+  const { rows } = await db.query<{ opened: boolean }>(
+    "SELECT generation.release_channel_slot($1, $2, $3, $4::int, $5::bigint, $6) AS opened",
+    [slotId, channelKey, call.outcome, breaker.failureThreshold, breaker.cooldownMs, detail],
+    { durable: false },
+  );
+  return rows[0]?.opened === true;
 }
 
 /**
@@ -134,7 +142,7 @@ export async function resetBreaker(q: Queryable, channelKey: string): Promise<bo
 /** The longest cause kept with a failed job or a channel (migration 009 bounds the columns). */
 export const FAILURE_DETAIL_MAX_CHARS = 2000;
 
-/** Keeps what the upstream said when a call on the channel failed, for channel health (every replica's). */
+/** Keeps what the upstream said when a call on a channel without a shared slot (the sandbox) failed, for channel health. */
 export async function recordChannelFailure(db: Db, channelKey: string, detail: string): Promise<void> {
   await db.query(
     `INSERT INTO generation.channel_state (channel_key, last_failure_detail, last_failure_at) VALUES ($1, $2, clock_timestamp())

@@ -27,7 +27,6 @@ import { channelKey } from "./catalog.ts";
 import { answerCreatedUnix } from "./job-lookup.ts";
 import { reserveRequestFor } from "./reserve-request.ts";
 import { JobProgressWriter } from "./job-progress.ts";
-import { recordChannelFailure } from "./channel-slots.ts";
 
 type CreateImageReply = MessageInitShape<typeof CreateImageResponseSchema>;
 
@@ -270,7 +269,8 @@ export class JobRunner {
         ? `The job did not finish within ${Math.round(this.deps.config.jobTimeoutMs / 1000)} seconds`
         : "The model failed the job";
       const detail = `${slot.channel.name}: ${timedOut ? `the job's limit of ${this.deps.config.jobTimeoutMs} ms was reached while the upstream ran` : describeError(error)}`;
-      if (timedOut) await this.#noteChannelFailure(slot.key, detail, log);
+      // Counts against the channel only if its call had not answered: the slot keeps the first verdict.
+      if (timedOut) slot.failed(detail);
       return await this.#fail(ids, message, true, detail);
     } finally {
       recorded.end();
@@ -308,8 +308,7 @@ export class JobRunner {
       try {
         outcome = await generateOnChannel(slot.channel, slot.apiKey, this.#upstreamRequest(spec), signal, this.deps.config, answerPlace, onProgress);
       } catch (error) {
-        // Only the job's own deadline ends here; anything else thrown is a failure of this channel.
-        slot.failed();
+        // The job's own deadline ends the job (its catch counts it against the channel); anything else thrown is a failure of this channel.
         if (signal.aborted) throw error;
         outcome = { ok: false, kind: "failed", message: "The model failed the job", detail: describeError(error) };
       }
@@ -318,9 +317,9 @@ export class JobRunner {
         if (!outcome.ok) log.info({ channel: slot.channel.name, detail: outcome.detail }, "upstream refused the prompt");
         return outcome.ok ? outcome : { ...outcome, detail: [...failures, `${slot.channel.name}: ${outcome.detail}`].join("; ") };
       }
-      slot.failed();
+      // Its release keeps the cause as the channel's last failure, in the same statement that counts it.
+      slot.failed(outcome.detail);
       failures.push(`${slot.channel.name}: ${outcome.detail}`);
-      await this.#noteChannelFailure(slot.key, outcome.detail, log);
       // Nothing of this channel's answers is kept: the place goes to others while the next channel is asked.
       answerPlace.release();
       log.warn({ channel: slot.channel.name, detail: outcome.detail }, "upstream failed; trying the next channel");
@@ -349,11 +348,6 @@ export class JobRunner {
       moderation: spec.moderation,
       partialImages: spec.partialImages,
     };
-  }
-
-  /** The channel's last failure, read by channel health on every replica; a write that fails only loses that note. */
-  async #noteChannelFailure(key: string, detail: string, log: JobLog): Promise<void> {
-    await recordChannelFailure(this.deps.db, key, detail).catch((error: unknown) => log.warn({ err: error, channel: key }, "could not record the channel's failure cause"));
   }
 
   /** `detail` is the upstream's cause, kept for the operator (never in the client's answer). */
