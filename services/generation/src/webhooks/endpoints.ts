@@ -27,16 +27,26 @@ export function newWebhookSecret(): string {
 
 export class TooManyEndpoints extends Error {}
 
+/**
+ * Creates an endpoint unless the account already has the most it may. Two creates at once (on
+ * two replicas) would each count the rows before the other's insert and both pass: the account's
+ * creates take turns on a transaction lock, and each counts in a statement begun after its turn
+ * came, so it sees every create committed before it.
+ */
 export async function createEndpoint(db: Db, accountId: string, url: string, events: string[]): Promise<{ endpoint: EndpointRow; secret: string }> {
   const secret = newWebhookSecret();
   const endpointId = newId("whep");
-  const { rows } = await db.query<EndpointRow>(
-    `INSERT INTO generation.webhook_endpoints (endpoint_id, account_id, url, events, secret)
-       SELECT $1, $2, $3, $4, $5
-        WHERE (SELECT count(*) FROM generation.webhook_endpoints WHERE account_id = $2) < $6
-     RETURNING ${COLUMNS}`,
-    [endpointId, accountId, url, events, secret, MAX_ENDPOINTS_PER_ACCOUNT],
-  );
+  const rows = await db.tx(async (q) => {
+    await q.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`orvado.webhook-endpoints.${accountId}`]);
+    const created = await q.query<EndpointRow>(
+      `INSERT INTO generation.webhook_endpoints (endpoint_id, account_id, url, events, secret)
+         SELECT $1, $2, $3, $4, $5
+          WHERE (SELECT count(*) FROM generation.webhook_endpoints WHERE account_id = $2) < $6
+       RETURNING ${COLUMNS}`,
+      [endpointId, accountId, url, events, secret, MAX_ENDPOINTS_PER_ACCOUNT],
+    );
+    return created.rows;
+  });
   if (!rows[0]) throw new TooManyEndpoints(`an account has at most ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints`);
   return { endpoint: rows[0], secret };
 }
