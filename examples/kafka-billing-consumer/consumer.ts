@@ -8,6 +8,7 @@
 import { Kafka, logLevel } from "kafkajs";
 import { microsToUsd } from "@orvado/core";
 import { BILLING_TOPIC } from "@orvado/events";
+import { fixKafkajsRequestQueue } from "@orvado/events/kafkajs-request-queue";
 import { SpendByAccount, billingEventJson, decodeBillingEvent } from "./spend.ts";
 
 const brokers = (process.env.KAFKA_BROKERS ?? "").split(",").filter(Boolean);
@@ -15,6 +16,11 @@ if (brokers.length === 0) {
   console.error("Set KAFKA_BROKERS (host:port,…) to the brokers Orvado publishes to.");
   process.exit(2);
 }
+
+// kafkajs 2.2.4, its last release, otherwise wakes this process every millisecond per idle broker
+// connection and, on Node 24, warns of a negative timeout (tulios/kafkajs#1704, #1751): Orvado's
+// services load the same fix.
+fixKafkajsRequestQueue();
 
 const kafka = new Kafka({ clientId: "orvado-example-analyst", brokers, logLevel: logLevel.WARN });
 const consumer = kafka.consumer({ groupId: `${process.env.KAFKA_TOPIC_PREFIX ?? ""}${process.env.GROUP_ID ?? "orvado-example-analyst"}` });
