@@ -190,10 +190,33 @@ function moneyProblems({ outcomes, seen, captures, completed }: Evidence): strin
   return problems;
 }
 
+/**
+ * For a failure's message: when each request a problem names was sent and answered, and what
+ * generation's job row and billing's cost record say of it, in ms since the fault schedule began
+ * (the schedule's own lines use the same clock).
+ */
+async function problemTimelines(problems: string[], outcomes: ClientOutcome[], scheduleStart: number): Promise<string> {
+  const ids = [...new Set(problems.map((problem) => problem.split(":")[0]!))].slice(0, 5);
+  const at = (time: Date | number | null) => (time === null ? "-" : `${(typeof time === "number" ? time : time.getTime()) - scheduleStart}ms`);
+  const lines: string[] = [];
+  for (const id of ids) {
+    const answer = outcomes.find((outcome) => outcome.requestId === id);
+    const job = (await db.query<{ status: string; channel: string; created_at: Date; finished_at: Date | null }>("SELECT status, channel, created_at, finished_at FROM generation.jobs WHERE request_id = $1", [id])).rows[0];
+    const cost = (await db.query<{ settled_by: string | null; created_at: Date; settled_at: Date | null; hold_expires_at: Date }>("SELECT settled_by, created_at, settled_at, hold_expires_at FROM billing.cost_records WHERE request_id = $1", [id])).rows[0];
+    lines.push(
+      `${id}: sent ${answer ? at(answer.sentAt) : "-"}, answered ${answer ? at(answer.answeredAt) : "-"}; ` +
+        `job ${job ? `${job.status} on ${job.channel}, created ${at(job.created_at)}, finished ${at(job.finished_at)}` : "none"}; ` +
+        `hold ${cost ? `reserved ${at(cost.created_at)}, expires ${at(cost.hold_expires_at)}, settled by ${cost.settled_by} at ${at(cost.settled_at)}` : "none"}`,
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
+
 describe(`three brokers (real Kafka), two of every service (Connect RPC), own PostgreSQL: ${JOBS} jobs over HTTP through scheduled faults (seed ${SEED})`, () => {
   it("charges every 200 once with its image stored and nothing else, settles, and the topic holds one completed per 200", { timeout: 600_000 + JOBS * 400 }, async () => {
     const random = seededRandom(SEED);
     faults = new ThreeBrokerFaults({ clusterOptions, nodes, stack, postgres });
+    const scheduleStart = Date.now();
     let scheduleDone = false;
     const schedule = faults.run().finally(() => (scheduleDone = true));
     // Awaited once the jobs are done; a fault that fails meanwhile is not an unhandled rejection.
@@ -238,7 +261,8 @@ describe(`three brokers (real Kafka), two of every service (Connect RPC), own Po
     expect(await groupLag(brokers, BILLING_TOPIC, LEDGER_GROUP)).toBe(0n);
 
     const problems = moneyProblems({ outcomes, seen, captures, completed });
-    expect(problems, `${problems.slice(0, 20).join("\n")}\n${context}`).toEqual([]);
+    const timelines = problems.length > 0 ? await problemTimelines(problems, outcomes, scheduleStart) : "";
+    expect(problems, `${problems.slice(0, 20).join("\n")}\n${timelines}${context}`).toEqual([]);
 
     // The balance is the top-up less every capture, in the statement and in billing's answer.
     const totalCaptured = [...captures.values()].flat().reduce((sum, micros) => sum + micros, 0n);
