@@ -48,7 +48,7 @@ export function scheduleCheckOnlyWhenNeeded(this: RequestQueue): void {
   }, waitMs);
 }
 
-/** Installs the replacement on kafkajs's RequestQueue; kafka.ts does so when it is loaded. */
+/** Installs the replacement on kafkajs's RequestQueue; kafka.ts does so when it is loaded, and so does the analysts' example consumer. */
 export function fixKafkajsRequestQueue(): void {
   if (typeof RequestQueue.prototype.scheduleCheckPendingRequests !== "function") {
     throw new Error("kafkajs's RequestQueue has no scheduleCheckPendingRequests: see kafkajs-request-queue.ts");
