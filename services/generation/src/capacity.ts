@@ -42,6 +42,20 @@ export class ChannelCapacity {
   }
 }
 
+/** A slot's call as its job reports it: the first of succeeded/failed counts, none is a cancelled call. */
+function firstVerdict() {
+  const verdict = {
+    call: { outcome: "cancelled" } as ReleasedCall,
+    succeeded() {
+      if (verdict.call.outcome === "cancelled") verdict.call = { outcome: "succeeded" };
+    },
+    failed(detail: string) {
+      if (verdict.call.outcome === "cancelled") verdict.call = { outcome: "failed", detail };
+    },
+  };
+  return verdict;
+}
+
 /** A channel slot held by one job. */
 export interface ChannelSlot {
   channel: ChannelConfig;
@@ -189,23 +203,20 @@ export class ChannelPool {
     const key = channelKey(model.id, channel.name);
     const release = this.capacities.get(key)!.tryAcquire();
     if (!release) return null;
-    // The first of succeeded/failed counts, as for a shared slot.
-    let answered = false;
-    let failure: string | undefined;
+    const verdict = firstVerdict();
+    let released = false;
     return {
       channel,
       key,
       apiKey: this.#keys.get(key),
-      succeeded() {
-        answered ||= failure === undefined;
-      },
-      failed(detail) {
-        if (!answered) failure ??= detail;
-      },
+      succeeded: verdict.succeeded,
+      failed: verdict.failed,
       release: async () => {
+        if (released) return;
+        released = true;
         release();
-        if (failure !== undefined) await this.#noteFailure(key, failure);
-        failure = undefined;
+        const { call } = verdict;
+        if (call.outcome === "failed") await this.#noteFailure(key, call.detail);
       },
       handOff: () => null,
       handedOff() {},
@@ -225,26 +236,22 @@ export class ChannelPool {
   /** The job's handle on the shared slot it took. */
   #sharedSlot(slotId: string, key: string, channel: ChannelConfig): ChannelSlot {
     const countHere = this.capacities.get(key)!.hold();
-    let call: ReleasedCall = { outcome: "cancelled" };
+    const verdict = firstVerdict();
     let released: Promise<void> | undefined;
     const pool = this;
     return {
       channel,
       key,
       apiKey: this.#keys.get(key),
-      succeeded() {
-        if (call.outcome === "cancelled") call = { outcome: "succeeded" };
-      },
-      failed(detail) {
-        if (call.outcome === "cancelled") call = { outcome: "failed", detail };
-      },
+      succeeded: verdict.succeeded,
+      failed: verdict.failed,
       release() {
         if (released) return released;
-        released = pool.#releaseShared(slotId, key, call).finally(countHere);
+        released = pool.#releaseShared(slotId, key, verdict.call).finally(countHere);
         return released;
       },
       handOff() {
-        if (call.outcome !== "succeeded" || released !== undefined) return null;
+        if (verdict.call.outcome !== "succeeded" || released !== undefined) return null;
         return { slotId, channelKey: key };
       },
       handedOff() {
