@@ -11,13 +11,14 @@ interface Child {
   /** How many reads of the pipe brought data (each write the child makes is at least one). */
   chunks: () => number;
   lines: () => { msg: string; [key: string]: unknown }[];
+  text: () => string;
   exited: Promise<number | null>;
   firstLine: Promise<void>;
   kill: () => void;
 }
 
 function runLogging(body: string): Child {
-  const script = `import { createLogger } from ${JSON.stringify(LOG_MODULE)};\nconst logger = createLogger("log-test");\n${body}`;
+  const script = `import { createLogger, flushLogs } from ${JSON.stringify(LOG_MODULE)};\nconst logger = createLogger("log-test");\n${body}`;
   const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
   let text = "";
   let chunks = 0;
@@ -33,6 +34,7 @@ function runLogging(body: string): Child {
   return {
     chunks: () => chunks,
     lines: () => text.split("\n").filter(Boolean).map((line) => JSON.parse(line)),
+    text: () => text,
     exited,
     firstLine,
     kill: () => child.kill("SIGKILL"),
@@ -69,6 +71,14 @@ describe("createLogger (a child process's standard output, through a pipe)", () 
     const child = runLogging(`logger.error({ step: 1 }, "about to fail"); setImmediate(() => { throw new Error("boom"); });`);
     expect(await child.exited).not.toBe(0);
     expect(child.lines().map((line) => line.msg)).toEqual(["about to fail"]);
+  });
+
+  it("writes the lines batched so far before what the process writes itself after flushLogs", async () => {
+    const child = runLogging(`logger.warn("the note"); flushLogs(); process.stdout.write("BANNER: see the log above\\n"); setTimeout(() => process.exit(0), 300);`);
+    await child.exited;
+    const text = child.text();
+    expect(text.indexOf('"msg":"the note"')).toBeGreaterThanOrEqual(0);
+    expect(text.indexOf('"msg":"the note"')).toBeLessThan(text.indexOf("BANNER"));
   });
 
   it("still redacts secrets", async () => {

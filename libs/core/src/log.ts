@@ -46,6 +46,14 @@ function standardOutput() {
   return stdout;
 }
 
+/**
+ * Writes the lines still batched now. For text a process writes to standard output itself
+ * that refers to lines logged before it (npm start's banner points at the log "above").
+ */
+export function flushLogs(): void {
+  stdout?.flushSync();
+}
+
 export function createLogger(service: string, level = "info"): Logger {
   return pino({ name: service, level, redact: { paths: REDACT, censor: "[redacted]" } }, standardOutput());
 }

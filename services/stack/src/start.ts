@@ -1,7 +1,7 @@
 // `npm start`: the whole service set with embedded defaults on one machine.
 // First: on an unsupported Node the start stops here with one line (supported-node.ts).
 import "./supported-node.ts";
-import { createLogger, stopOnSignal, writeAddressesFile } from "@orvado/core";
+import { createLogger, flushLogs, stopOnSignal, writeAddressesFile } from "@orvado/core";
 import { startStack, streamDescription } from "./index.ts";
 import { adminPasswordNote } from "./admin-password-note.ts";
 import { describeChannels, servedModels } from "./banner-channels.ts";
@@ -41,6 +41,8 @@ const banner = [
   "  Ctrl-C stops after the jobs in flight finish.",
   "",
 ];
+// Its admin note points at the log "above": the lines still batched go out first.
+flushLogs();
 process.stdout.write(banner.join("\n") + "\n");
 stopOnSignal(
   {
